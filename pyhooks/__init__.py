@@ -1,0 +1,87 @@
+"""pyhooks: TensorFlow's SessionRunHook training-loop hooks for current TensorFlow, from Python and R.
+
+``import pyhooks`` is cheap: it never imports TensorFlow, rpy2 or TensorBoard.
+Built-in hooks and estimators load on first attribute access.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib import metadata as _metadata
+
+from pyhooks.errors import NanLossDuringTrainingError, PyhooksError, PyhooksWarning
+from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
+from pyhooks.session import MonitoredSession, MonitoredTrainingSession, SingularMonitoredSession
+from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer
+
+try:
+    __version__ = _metadata.version("pyhooks")
+except _metadata.PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0"
+
+_LAZY = {
+    # hooks
+    "BlockCacheParams": "pyhooks.hooks",
+    "CheckpointSaverHook": "pyhooks.hooks",
+    "CheckpointSaverListener": "pyhooks.hooks",
+    "ConfigureGcsHook": "pyhooks.hooks",
+    "FeedFnHook": "pyhooks.hooks",
+    "FinalOpsHook": "pyhooks.hooks",
+    "GlobalStepWaiterHook": "pyhooks.hooks",
+    "HistorySaverHook": "pyhooks.hooks",
+    "LambdaHook": "pyhooks.hooks",
+    "LoggingTensorHook": "pyhooks.hooks",
+    "NanTensorHook": "pyhooks.hooks",
+    "ProfilerHook": "pyhooks.hooks",
+    "ProgressBarHook": "pyhooks.hooks",
+    "StepCounterHook": "pyhooks.hooks",
+    "StopAtStepHook": "pyhooks.hooks",
+    "SummarySaverHook": "pyhooks.hooks",
+    # estimators
+    "column_bucketized": "pyhooks.estimators",
+    "column_categorical_with_hash_bucket": "pyhooks.estimators",
+    "column_categorical_with_identity": "pyhooks.estimators",
+    "column_categorical_with_vocabulary_list": "pyhooks.estimators",
+    "column_crossed": "pyhooks.estimators",
+    "column_embedding": "pyhooks.estimators",
+    "column_indicator": "pyhooks.estimators",
+    "column_numeric": "pyhooks.estimators",
+    "dnn_classifier": "pyhooks.estimators",
+    "dnn_regressor": "pyhooks.estimators",
+    "evaluate": "pyhooks.estimators",
+    "feature_columns": "pyhooks.estimators",
+    "input_fn": "pyhooks.estimators",
+    "linear_classifier": "pyhooks.estimators",
+    "linear_regressor": "pyhooks.estimators",
+    "predict": "pyhooks.estimators",
+    "train": "pyhooks.estimators",
+}
+
+__all__ = sorted([
+    "MonitoredSession",
+    "MonitoredTrainingSession",
+    "NanLossDuringTrainingError",
+    "NeverTriggerTimer",
+    "PyhooksError",
+    "PyhooksWarning",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "SingularMonitoredSession",
+    *_LAZY,
+])
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pyhooks' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,173 @@
+"""The hook contract: ``SessionRunHook`` and the values passed to its methods.
+
+This module imports no TensorFlow. Names, fields and positional order match
+``tf.compat.v1.train.SessionRunHook`` & co., so hooks written for TensorFlow run
+under pyhooks and pyhooks hooks run under TensorFlow's ``MonitoredSession``.
+
+Call order, as driven by :class:`pyhooks.MonitoredSession`::
+
+    for hook in hooks: hook.begin()                 # graph still open
+    graph.finalize()
+    session = creator.create_session()
+    for hook in hooks: hook.after_create_session(session, coord)
+    try:
+        while not mon_sess.should_stop():           # caller's loop
+            context = SessionRunContext(original_args, session)
+            for hook in hooks: args[hook] = hook.before_run(context)
+            results = session.run(caller fetches + every hook's fetches,
+                                  caller feeds + every hook's feeds)
+            # session.run raised -> no after_run for this step
+            for hook in hooks:
+                hook.after_run(context, SessionRunValues(results[hook], ...))
+            # context.request_stop() -> should_stop() is True after this step;
+            # a further run() raises RuntimeError
+            # AbortedError / UnavailableError (MonitoredSession only):
+            #   session = creator.create_session()   # begin() is NOT re-run
+            #   for hook in hooks: hook.after_create_session(session, coord)
+            #   retry the step
+    except (OutOfRangeError, StopIteration):        # input exhausted: clean end
+        pass
+    except BaseException as error:                  # anything else, Ctrl-C too
+        for hook in hooks: hook.after_error(session, error)   # pyhooks only
+        session.close()
+        raise error                                 # never swallowed, no end()
+    for hook in hooks: hook.end(session)            # normal or exhausted input
+    session.close()
+
+A hook's own exception keeps its type and gains the note
+``pyhooks: raised in <Hook>.<method>()``. An exception raised in ``after_error``
+is attached to the original error as a note and never replaces it. Methods a
+hook does not override are never called (that is free for the hook).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+__all__ = ["SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues"]
+
+HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end", "after_error")
+
+
+class SessionRunHook:
+    """Base class of hooks that extend a ``MonitoredSession.run()`` loop.
+
+    Every method is optional; the base implementations do nothing and are
+    skipped by the runner.
+
+    Example:
+        >>> class CountSteps(SessionRunHook):
+        ...     def begin(self):
+        ...         self.steps = 0
+        ...     def after_run(self, run_context, run_values):
+        ...         self.steps += 1
+    """
+
+    def begin(self):
+        """Called once before the session is used; may add ops to the graph."""
+
+    def after_create_session(self, session, coord):
+        """Called after every session creation, including re-creation on recovery."""
+
+    def before_run(self, run_context):
+        """Called before each ``run()``; may return a :class:`SessionRunArgs`."""
+        return None
+
+    def after_run(self, run_context, run_values):
+        """Called after each successful ``run()`` with what ``before_run`` asked for."""
+
+    def end(self, session):
+        """Called when the loop ends normally or because the input ran out."""
+
+    def after_error(self, session, error):
+        """pyhooks only: called when the loop ends with any other exception.
+
+        Args:
+            session: the raw session (may be ``None`` if creation failed).
+            error: the exception about to propagate. Do not raise it yourself.
+        """
+
+
+class SessionRunArgs(namedtuple("SessionRunArgs", ["fetches", "feed_dict", "options"])):
+    """What a hook adds to the next ``run()`` call.
+
+    Args:
+        fetches: any nested list/tuple/dict/namedtuple of graph elements, or None.
+        feed_dict: a dict ``{tensor: value}``, or None.
+        options: a ``tf.compat.v1.RunOptions``, or None.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, fetches, feed_dict=None, options=None):
+        return super().__new__(cls, fetches, feed_dict, options)
+
+
+class SessionRunValues(namedtuple("SessionRunValues", ["results", "options", "run_metadata"])):
+    """What ``after_run`` receives: ``results`` has exactly the structure the hook asked for."""
+
+    __slots__ = ()
+
+
+class SessionRunContext:
+    """The state of one ``run()`` call, shared by every hook of that call.
+
+    Attributes:
+        original_args: the caller's :class:`SessionRunArgs`.
+        session: the raw session; its ``run`` triggers no hooks.
+    """
+
+    __slots__ = ("_original_args", "_session", "_stop_requested")
+
+    def __init__(self, original_args, session):
+        self._original_args = original_args
+        self._session = session
+        self._stop_requested = False
+
+    @property
+    def original_args(self):
+        return self._original_args
+
+    @property
+    def session(self):
+        return self._session
+
+    @property
+    def stop_requested(self):
+        return self._stop_requested
+
+    def request_stop(self):
+        """Ends the loop after the current step."""
+        self._stop_requested = True
+
+    def __repr__(self):
+        return f"SessionRunContext(stop_requested={self._stop_requested})"
+
+
+_BASE_MODULES = frozenset({__name__, "tensorflow.python.training.session_run_hook"})
+
+
+def overridden_methods(hook) -> frozenset:
+    """The lifecycle methods ``hook`` really implements.
+
+    A method inherited unchanged from pyhooks' or TensorFlow's ``SessionRunHook``
+    is a no-op and is left out. A hook may state its set explicitly through a
+    ``pyhooks_methods`` attribute (``LambdaHook`` and R hooks do).
+    """
+    explicit = getattr(hook, "pyhooks_methods", None)
+    if explicit is not None:
+        return frozenset(explicit)
+    found = set()
+    cls = type(hook)
+    own = getattr(hook, "__dict__", {})
+    for name in HOOK_METHODS:
+        if name in own:
+            found.add(name)
+            continue
+        for klass in cls.__mro__:
+            if name in vars(klass):
+                base = klass.__name__ == "SessionRunHook" and klass.__module__ in _BASE_MODULES
+                if not base:
+                    found.add(name)
+                break
+    return frozenset(found)

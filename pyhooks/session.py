@@ -1,0 +1,555 @@
+"""The hooked runner: ``MonitoredSession`` and friends, driving hooks around a session.
+
+The runner touches the raw session only through ``run(fetches, feed_dict,
+options, run_metadata)``, ``graph`` and ``close()``; sessions come from any
+object with ``create_session()`` (TensorFlow's ``ChiefSessionCreator`` and
+``WorkerSessionCreator`` are used as they are). See :mod:`pyhooks.hook` for the
+call order.
+
+Per step the runner asks every hook that overrides ``before_run`` for its
+:class:`SessionRunArgs`, merges all fetches into one flat list in which every
+graph element appears once, runs it in a single ``session.run`` call and hands
+each requester back exactly the structure it asked for. With no hook taking
+part in a step the caller's arguments go to ``session.run`` untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from pyhooks.errors import add_hook_note
+from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, overridden_methods
+
+__all__ = [
+    "USE_DEFAULT",
+    "MonitoredSession",
+    "MonitoredTrainingSession",
+    "SingularMonitoredSession",
+]
+
+_log = logging.getLogger("pyhooks")
+
+USE_DEFAULT = object()
+
+
+# --------------------------------------------------------------------------- fetches
+# A plan says how to rebuild one requester's structure from the flat results:
+# an int is the index of a leaf; tuples describe containers.
+_LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(4)
+
+
+class _FetchMerger:
+    """Flattens several nested fetch structures into one list of unique leaves."""
+
+    __slots__ = ("flat", "_index")
+
+    def __init__(self):
+        self.flat = []
+        self._index = {}
+
+    def add(self, fetches):
+        cls = type(fetches)
+        if cls is list or cls is tuple or cls is dict or isinstance(fetches, (list, tuple, dict)):
+            if isinstance(fetches, dict):
+                keys = list(fetches)
+                return (_DICT, cls, keys, [self.add(fetches[k]) for k in keys])
+            plans = [self.add(item) for item in fetches]
+            if isinstance(fetches, list):
+                return (_LIST, cls, plans)
+            if hasattr(fetches, "_fields"):
+                return (_NAMEDTUPLE, cls, plans)
+            return (_TUPLE, cls, plans)
+        if fetches is None:
+            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+        key = id(fetches)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self.flat)
+            self.flat.append(fetches)
+        return index
+
+
+def _rebuild(plan, values):
+    if type(plan) is int:
+        return values[plan]
+    kind = plan[0]
+    if kind == _DICT:
+        _, cls, keys, plans = plan
+        items = [(k, _rebuild(p, values)) for k, p in zip(keys, plans)]
+        try:
+            result = cls()
+        except TypeError:
+            result = {}
+        result.update(items)
+        return result
+    _, cls, plans = plan
+    items = [_rebuild(p, values) for p in plans]
+    if kind == _LIST:
+        return items if cls is list else cls(items)
+    if kind == _NAMEDTUPLE:
+        return cls(*items)
+    return tuple(items) if cls is tuple else cls(items)
+
+
+# --------------------------------------------------------------------------- feeds/options
+def _feed_name(key):
+    return getattr(key, "name", None) or str(key)
+
+
+def _check_disjoint(current, incoming, message):
+    common = set(current).intersection(incoming)
+    if common:
+        names = ", ".join(sorted(_feed_name(k) for k in common))
+        raise RuntimeError(f"{message} Conflict(s): {names}")
+
+
+def _merge_run_options(options, incoming):
+    """Merges ``incoming`` into ``options`` (a fresh copy) as TensorFlow does."""
+    options.trace_level = max(options.trace_level, incoming.trace_level)
+    options.timeout_in_ms = max(options.timeout_in_ms, incoming.timeout_in_ms)
+    options.inter_op_thread_pool = max(options.inter_op_thread_pool, incoming.inter_op_thread_pool)
+    options.output_partition_graphs = max(options.output_partition_graphs,
+                                          incoming.output_partition_graphs)
+    options.debug_options.debug_tensor_watch_opts.extend(
+        incoming.debug_options.debug_tensor_watch_opts)
+    options.debug_options.reset_disk_byte_usage = (
+        options.debug_options.reset_disk_byte_usage or incoming.debug_options.reset_disk_byte_usage)
+    options.report_tensor_allocations_upon_oom = (
+        options.report_tensor_allocations_upon_oom or incoming.report_tensor_allocations_upon_oom)
+
+
+def _copy_options(options):
+    from tensorflow.core.protobuf import config_pb2
+
+    copy = config_pb2.RunOptions()
+    if options is not None:
+        copy.CopyFrom(options)
+    return copy
+
+
+def _new_run_metadata():
+    from tensorflow.core.protobuf import config_pb2
+
+    return config_pb2.RunMetadata()
+
+
+# --------------------------------------------------------------------------- errors
+def _tf_errors():
+    tf_errors = sys.modules.get("tensorflow.python.framework.errors_impl")
+    return tf_errors
+
+
+def _is_end_of_input(exc_type):
+    if exc_type is None:
+        return False
+    if issubclass(exc_type, StopIteration):
+        return True
+    tf_errors = _tf_errors()
+    return tf_errors is not None and issubclass(exc_type, tf_errors.OutOfRangeError)
+
+
+def _is_preemption(error):
+    tf_errors = _tf_errors()
+    return tf_errors is not None and isinstance(error, (tf_errors.AbortedError,
+                                                        tf_errors.UnavailableError))
+
+
+class _Coordinator:
+    """A minimal coordinator for sessions that are not TensorFlow's."""
+
+    def __init__(self):
+        self._stop = False
+
+    def request_stop(self, ex=None):
+        self._stop = True
+
+    def should_stop(self):
+        return self._stop
+
+    def join(self, threads=None, stop_grace_period_secs=120, ignore_live_threads=False):
+        pass
+
+
+def _make_coordinator(session):
+    if "tensorflow" in sys.modules and hasattr(session, "graph") and hasattr(session, "sess_str"):
+        from tensorflow.python.training import coordinator, queue_runner_impl
+
+        coord = coordinator.Coordinator()
+        graph = session.graph
+        if graph.get_collection(queue_runner_impl.ops.GraphKeys.QUEUE_RUNNERS):
+            queue_runner_impl.start_queue_runners(sess=session, coord=coord)
+        return coord
+    return _Coordinator()
+
+
+def _call(hook, method, *args):
+    try:
+        return getattr(hook, method)(*args)
+    except BaseException as error:
+        add_hook_note(error, hook, method)
+        raise
+
+
+def _check_hooks(hooks):
+    hooks = list(hooks or [])
+    for i, hook in enumerate(hooks):
+        if isinstance(hook, (str, bytes, int, float, dict, list, tuple)) or not any(
+                callable(getattr(hook, m, None)) for m in ("begin", "before_run", "after_run", "end")):
+            raise TypeError(f"`hooks[{i}]` must be a SessionRunHook, got {hook!r} "
+                            f"({type(hook).__name__}).")
+    return hooks
+
+
+# --------------------------------------------------------------------------- runner
+class _MonitoredSessionBase:
+    """Runs hooks around a session; see :mod:`pyhooks.hook` for the contract."""
+
+    def __init__(self, session_creator, hooks, should_recover, stop_grace_period_secs=120):
+        self._hooks = _check_hooks(hooks)
+        methods = [overridden_methods(h) for h in self._hooks]
+
+        def using(name):
+            return [h for h, m in zip(self._hooks, methods) if name in m]
+
+        self._after_create_hooks = using("after_create_session")
+        self._before_hooks = using("before_run")
+        self._after_hooks = using("after_run")
+        self._end_hooks = using("end")
+        self._error_hooks = using("after_error")
+        self._step_hooks = bool(self._before_hooks or self._after_hooks)
+        self._should_recover = should_recover
+        self._stop_grace_period_secs = stop_grace_period_secs
+        self._stop = False
+        self._sess = None
+        self._coord = None
+        self._closed = False
+        if session_creator is None:
+            from tensorflow.python.training.monitored_session import ChiefSessionCreator
+
+            session_creator = ChiefSessionCreator()
+        self._creator = session_creator
+        try:
+            for hook in using("begin"):
+                _call(hook, "begin")
+            self._create_session()
+        except BaseException as error:
+            self._fail(error)
+            raise
+
+    # -- session lifetime
+    def _create_session(self):
+        while True:
+            try:
+                sess = self._creator.create_session()
+                break
+            except Exception as error:
+                if not (self._should_recover and _is_preemption(error)):
+                    raise
+                _log.info("An error was raised while a session was being created: %s. "
+                          "Retrying.", type(error).__name__)
+        self._sess = sess
+        self._coord = _make_coordinator(sess)
+        for hook in self._after_create_hooks:
+            _call(hook, "after_create_session", sess, self._coord)
+
+    def _close_raw(self):
+        sess, coord = self._sess, self._coord
+        self._sess = None
+        self._coord = None
+        try:
+            if coord is not None:
+                coord.request_stop()
+                coord.join(stop_grace_period_secs=self._stop_grace_period_secs,
+                           ignore_live_threads=True)
+        finally:
+            if sess is not None:
+                sess.close()
+
+    def _fail(self, error):
+        """Ends the loop after ``error``: after_error on every hook, close, no end()."""
+        if self._closed:
+            return
+        self._closed = True
+        for hook in self._error_hooks:
+            try:
+                hook.after_error(self._sess, error)
+            except BaseException as secondary:  # noqa: BLE001 - kept as a note, never lost
+                name = getattr(hook, "hook_name", None) or type(hook).__name__
+                try:
+                    error.add_note(f"pyhooks: {name}.after_error() also raised "
+                                   f"{type(secondary).__name__}: {secondary}")
+                    error.__dict__.setdefault("pyhooks_after_error", []).append(secondary)
+                except (AttributeError, TypeError):
+                    pass
+        try:
+            self._close_raw()
+        except Exception as secondary:  # noqa: BLE001 - the original error wins
+            try:
+                error.add_note(f"pyhooks: closing the session also raised {secondary!r}")
+            except (AttributeError, TypeError):
+                pass
+
+    def close(self):
+        """Ends the loop normally: ``end()`` on every hook, then closes the session."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            for hook in self._end_hooks:
+                _call(hook, "end", self._sess)
+        finally:
+            self._close_raw()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None or _is_end_of_input(exc_type):
+            self.close()
+            return exc_type is not None
+        self._fail(exc)
+        return False
+
+    # -- state
+    @property
+    def graph(self):
+        return self._sess.graph if self._sess is not None else None
+
+    def should_stop(self):
+        return self._stop or self._sess is None or self._coord.should_stop()
+
+    def raw_session(self):
+        """The underlying session; its ``run`` triggers no hooks."""
+        return self._sess
+
+    _tf_sess = raw_session
+
+    # -- stepping
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs one step: the caller's fetches plus every hook's, in one ``session.run``.
+
+        Returns:
+            exactly what ``session.run(fetches, ...)`` would return.
+        Raises:
+            RuntimeError: if a stop was already requested, or two parties feed
+                the same tensor.
+        """
+        if self._stop:
+            raise RuntimeError("Run called even after should_stop requested.")
+        if self._sess is None:
+            raise RuntimeError("Run called on a closed MonitoredSession.")
+        while True:
+            try:
+                if not self._step_hooks:
+                    return self._sess.run(fetches, feed_dict=feed_dict, options=options,
+                                          run_metadata=run_metadata)
+                return self._hooked_run(fetches, feed_dict, options, run_metadata)
+            except Exception as error:
+                if not (self._should_recover and _is_preemption(error)):
+                    raise
+                _log.info("Session was aborted (%s); creating a new one and retrying the step.",
+                          type(error).__name__)
+                try:
+                    self._close_raw()
+                except Exception:  # noqa: BLE001 - the old session is gone anyway
+                    pass
+                self._create_session()
+
+    def _hooked_run(self, fetches, feed_dict, options, run_metadata):
+        sess = self._sess
+        context = SessionRunContext(SessionRunArgs(fetches, feed_dict, options), sess)
+        requests = None
+        hook_feeds = None
+        merged_options = None
+        for hook in self._before_hooks:
+            try:
+                args = hook.before_run(context)
+            except BaseException as error:
+                add_hook_note(error, hook, "before_run")
+                raise
+            if args is None:
+                continue
+            if args.fetches is not None:
+                if requests is None:
+                    requests = {}
+                requests[id(hook)] = args.fetches
+            if args.feed_dict:
+                if hook_feeds is None:
+                    hook_feeds = dict(args.feed_dict)
+                else:
+                    _check_disjoint(hook_feeds, args.feed_dict, "Same tensor is fed by two hooks.")
+                    hook_feeds.update(args.feed_dict)
+            if args.options is not None:
+                if merged_options is None:
+                    merged_options = _copy_options(options)
+                _merge_run_options(merged_options, args.options)
+        if hook_feeds is not None:
+            if feed_dict:
+                _check_disjoint(feed_dict, hook_feeds,
+                                "Same tensor is fed by a SessionRunHook and user.")
+                hook_feeds.update(feed_dict)
+            feed_dict = hook_feeds
+        if merged_options is not None:
+            options = merged_options
+            if run_metadata is None:
+                run_metadata = _new_run_metadata()
+
+        if requests is None:
+            result = sess.run(fetches, feed_dict=feed_dict, options=options,
+                              run_metadata=run_metadata)
+            hook_results = None
+        else:
+            merger = _FetchMerger()
+            caller_plan = merger.add(fetches)
+            plans = {key: merger.add(value) for key, value in requests.items()}
+            values = sess.run(merger.flat, feed_dict=feed_dict, options=options,
+                              run_metadata=run_metadata)
+            result = values[caller_plan] if type(caller_plan) is int else _rebuild(caller_plan, values)
+            hook_results = {key: values[plan] if type(plan) is int else _rebuild(plan, values)
+                            for key, plan in plans.items()}
+
+        for hook in self._after_hooks:
+            hook_result = None if hook_results is None else hook_results.get(id(hook))
+            try:
+                hook.after_run(context, SessionRunValues(hook_result, options, run_metadata))
+            except BaseException as error:
+                add_hook_note(error, hook, "after_run")
+                raise
+        if context._stop_requested:
+            self._stop = True
+        return result
+
+    def run_step_fn(self, step_fn):
+        """Runs ``step_fn(step_context)`` as TensorFlow's ``MonitoredSession.run_step_fn``.
+
+        ``step_context`` has ``session`` (raw), ``run_with_hooks(...)`` and
+        ``request_stop()`` (which ends ``step_fn`` and the loop).
+        """
+        context = _StepContext(self)
+        try:
+            return step_fn(context)
+        except _StopStepFn:
+            self._stop = True
+            return None
+
+
+class _StopStepFn(Exception):
+    pass
+
+
+class _StepContext:
+    def __init__(self, monitored):
+        self._monitored = monitored
+
+    @property
+    def session(self):
+        return self._monitored._sess
+
+    def run_with_hooks(self, *args, **kwargs):
+        return self._monitored.run(*args, **kwargs)
+
+    def request_stop(self):
+        raise _StopStepFn()
+
+
+class MonitoredSession(_MonitoredSessionBase):
+    """A session that runs hooks, handles initialization and recovers from preemption.
+
+    Args:
+        session_creator: anything with ``create_session()``; default TensorFlow's
+            ``ChiefSessionCreator()``.
+        hooks: a list of :class:`SessionRunHook` (TensorFlow's hooks work too).
+        stop_grace_period_secs: how long to wait for queue-runner threads at close.
+
+    On ``AbortedError``/``UnavailableError`` the session is re-created (hooks get
+    ``after_create_session`` again, not ``begin``) and the step is retried.
+
+    Example:
+        >>> with pyhooks.MonitoredSession(hooks=[pyhooks.StopAtStepHook(last_step=10)]) as sess:
+        ...     while not sess.should_stop():
+        ...         sess.run(train_op)
+    """
+
+    def __init__(self, session_creator=None, hooks=None, stop_grace_period_secs=120):
+        super().__init__(session_creator, hooks, should_recover=True,
+                         stop_grace_period_secs=stop_grace_period_secs)
+
+
+class SingularMonitoredSession(_MonitoredSessionBase):
+    """A ``MonitoredSession`` for one process that does not recover from errors.
+
+    Args:
+        hooks: a list of hooks.
+        scaffold, master, config, checkpoint_dir: passed to TensorFlow's
+            ``ChiefSessionCreator``.
+        stop_grace_period_secs: as for :class:`MonitoredSession`.
+    """
+
+    def __init__(self, hooks=None, scaffold=None, master="", config=None, checkpoint_dir=None,
+                 stop_grace_period_secs=120):
+        from tensorflow.python.training.monitored_session import ChiefSessionCreator
+
+        creator = ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
+                                      checkpoint_dir=checkpoint_dir)
+        super().__init__(creator, hooks, should_recover=False,
+                         stop_grace_period_secs=stop_grace_period_secs)
+
+
+def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None,  # noqa: N802
+                             hooks=None, chief_only_hooks=None, save_checkpoint_secs=USE_DEFAULT,
+                             save_summaries_steps=USE_DEFAULT, save_summaries_secs=USE_DEFAULT,
+                             config=None, stop_grace_period_secs=120, log_step_count_steps=100,
+                             max_wait_secs=7200, save_checkpoint_steps=USE_DEFAULT,
+                             summary_dir=None, save_graph_def=True):
+    """A :class:`MonitoredSession` with TensorFlow's default training hooks.
+
+    Same arguments and defaults as ``tf.compat.v1.train.MonitoredTrainingSession``:
+    on the chief, a ``StepCounterHook`` and ``SummarySaverHook`` (every 100 steps)
+    write to ``summary_dir or checkpoint_dir`` and a ``CheckpointSaverHook`` saves
+    every 600 s to ``checkpoint_dir`` — all pyhooks' own hooks.
+    """
+    from tensorflow.python.training.monitored_session import (
+        ChiefSessionCreator, Scaffold, WorkerSessionCreator)
+
+    from pyhooks import hooks as builtin
+
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
+    if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
+        save_checkpoint_steps, save_checkpoint_secs = None, 600
+    elif save_checkpoint_secs is USE_DEFAULT:
+        save_checkpoint_secs = None
+    elif save_checkpoint_steps is USE_DEFAULT:
+        save_checkpoint_steps = None
+
+    scaffold = scaffold or Scaffold()
+    if not is_chief:
+        creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
+                                       max_wait_secs=max_wait_secs)
+        return MonitoredSession(creator, hooks or [], stop_grace_period_secs)
+
+    all_hooks = list(chief_only_hooks or [])
+    creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir, master=master,
+                                  config=config)
+    summary_dir = summary_dir or checkpoint_dir
+    if summary_dir:
+        if log_step_count_steps and log_step_count_steps > 0:
+            all_hooks.append(builtin.StepCounterHook(output_dir=summary_dir,
+                                                     every_n_steps=log_step_count_steps))
+        if (save_summaries_steps and save_summaries_steps > 0) or (
+                save_summaries_secs and save_summaries_secs > 0):
+            all_hooks.append(builtin.SummarySaverHook(
+                scaffold=scaffold, save_steps=save_summaries_steps,
+                save_secs=save_summaries_secs, output_dir=summary_dir))
+    if checkpoint_dir and ((save_checkpoint_secs and save_checkpoint_secs > 0) or (
+            save_checkpoint_steps and save_checkpoint_steps > 0)):
+        all_hooks.append(builtin.CheckpointSaverHook(
+            checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
+            scaffold=scaffold, save_graph_def=save_graph_def))
+    all_hooks.extend(hooks or [])
+    return MonitoredSession(creator, all_hooks, stop_grace_period_secs)

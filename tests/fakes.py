@@ -1,0 +1,123 @@
+"""A tiny in-memory stand-in for a TensorFlow session (no TensorFlow)."""
+
+from __future__ import annotations
+
+import itertools
+
+from pyhooks import SessionRunHook
+
+
+class FakeTensor:
+    """A "graph element" whose value is computed from the step and the feeds."""
+
+    _ids = itertools.count()
+
+    def __init__(self, name, fn=None):
+        self.name = name
+        self.fn = fn or (lambda step, feeds: f"{name}@{step}")
+
+    def __repr__(self):
+        return f"FakeTensor({self.name})"
+
+
+class FakeGraph:
+    def __init__(self):
+        self.finalized = False
+        self.collections = {}
+
+    def get_collection(self, key):
+        return list(self.collections.get(key, []))
+
+
+class FakeSession:
+    """Evaluates nested fetch structures like ``tf.compat.v1.Session.run``."""
+
+    def __init__(self, graph, fail_at=None):
+        self.graph = graph
+        self.step = 0
+        self.calls = []
+        self.closed = False
+        self.fail_at = dict(fail_at or {})
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if self.closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        self.calls.append((fetches, feed_dict, options))
+        error = self.fail_at.pop(self.step, None)
+        if error is not None:
+            raise error
+        result = self._eval(fetches, feed_dict or {})
+        self.step += 1
+        return result
+
+    def _eval(self, fetches, feeds):
+        if isinstance(fetches, dict):
+            return type(fetches)((k, self._eval(v, feeds)) for k, v in fetches.items())
+        if isinstance(fetches, list):
+            return [self._eval(f, feeds) for f in fetches]
+        if isinstance(fetches, tuple):
+            values = [self._eval(f, feeds) for f in fetches]
+            return type(fetches)(*values) if hasattr(fetches, "_fields") else tuple(values)
+        return fetches.fn(self.step, feeds)
+
+    def close(self):
+        self.closed = True
+
+
+class FakeCreator:
+    def __init__(self, graph=None, fail_at=None):
+        self.graph = graph or FakeGraph()
+        self.sessions = []
+        self.fail_at = fail_at
+
+    def create_session(self):
+        self.graph.finalized = True
+        sess = FakeSession(self.graph, self.fail_at)
+        self.fail_at = None
+        self.sessions.append(sess)
+        return sess
+
+
+class RecordingHook(SessionRunHook):
+    """Records every lifecycle call into a shared log; fetches what it is given."""
+
+    def __init__(self, name, log, fetches=None, feeds=None, stop_at=None, raise_in=None):
+        self.name, self.log = name, log
+        self.fetches, self.feeds = fetches, feeds
+        self.stop_at, self.raise_in = stop_at, raise_in
+        self.results = []
+        self.contexts = []
+        self.runs = 0
+
+    def _record(self, method, *extra):
+        self.log.append((self.name, method, *extra))
+        if self.raise_in == method:
+            raise ValueError(f"boom in {self.name}.{method}")
+
+    def begin(self):
+        self._record("begin")
+
+    def after_create_session(self, session, coord):
+        self._record("after_create_session")
+
+    def before_run(self, run_context):
+        self._record("before_run")
+        self.contexts.append(run_context)
+        from pyhooks import SessionRunArgs
+
+        if self.fetches is None and self.feeds is None:
+            return None
+        return SessionRunArgs(self.fetches, self.feeds)
+
+    def after_run(self, run_context, run_values):
+        self._record("after_run")
+        self.runs += 1
+        self.results.append(run_values.results)
+        if self.stop_at is not None and self.runs >= self.stop_at:
+            run_context.request_stop()
+
+    def end(self, session):
+        self._record("end")
+
+    def after_error(self, session, error):
+        self._record("after_error", type(error).__name__)

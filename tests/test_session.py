@@ -1,0 +1,251 @@
+"""Lifecycle of pyhooks.MonitoredSession against an in-memory fake session (no TensorFlow)."""
+
+import collections
+
+import pytest
+
+import pyhooks
+from pyhooks.session import MonitoredSession
+from tests.fakes import FakeCreator, FakeTensor, RecordingHook
+
+
+def methods(log, name):
+    return [entry[1] for entry in log if entry[0] == name]
+
+
+def test_call_order_of_a_normal_run():
+    log = []
+    hooks = [RecordingHook("a", log), RecordingHook("b", log)]
+    creator = FakeCreator()
+    with MonitoredSession(creator, hooks) as sess:
+        sess.run(FakeTensor("x"))
+        sess.run(FakeTensor("x"))
+    assert log == [
+        ("a", "begin"), ("b", "begin"),
+        ("a", "after_create_session"), ("b", "after_create_session"),
+        ("a", "before_run"), ("b", "before_run"), ("a", "after_run"), ("b", "after_run"),
+        ("a", "before_run"), ("b", "before_run"), ("a", "after_run"), ("b", "after_run"),
+        ("a", "end"), ("b", "end"),
+    ]
+    assert creator.sessions[0].closed
+
+
+def test_begin_runs_before_graph_is_finalized():
+    creator = FakeCreator()
+    seen = []
+
+    class Hook(pyhooks.SessionRunHook):
+        def begin(self):
+            seen.append(creator.graph.finalized)
+
+    MonitoredSession(creator, [Hook()]).close()
+    assert seen == [False] and creator.graph.finalized
+
+
+def test_context_is_shared_and_session_is_raw():
+    log = []
+    a, b = RecordingHook("a", log), RecordingHook("b", log)
+    creator = FakeCreator()
+    x = FakeTensor("x")
+    with MonitoredSession(creator, [a, b]) as sess:
+        sess.run(x, feed_dict={"f": 1})
+    assert a.contexts[0] is b.contexts[0]
+    ctx = a.contexts[0]
+    assert ctx.session is creator.sessions[0]
+    assert ctx.original_args.fetches is x and ctx.original_args.feed_dict == {"f": 1}
+
+
+def test_each_hook_gets_exactly_what_it_asked_for():
+    log = []
+    x, y = FakeTensor("x"), FakeTensor("y")
+    Pair = collections.namedtuple("Pair", "first second")
+    a = RecordingHook("a", log, fetches={"y": y, "both": Pair(x, [y])})
+    b = RecordingHook("b", log, fetches=y)
+    c = RecordingHook("c", log)
+    with MonitoredSession(FakeCreator(), [a, b, c]) as sess:
+        result = sess.run({"out": (x, [x])})
+    assert result == {"out": ("x@0", ["x@0"])}
+    assert a.results == [{"y": "y@0", "both": Pair("x@0", ["y@0"])}]
+    assert isinstance(a.results[0]["both"], Pair)
+    assert b.results == ["y@0"]
+    assert c.results == [None]
+
+
+def test_duplicate_fetches_are_sent_once():
+    log = []
+    x = FakeTensor("x")
+    hooks = [RecordingHook(str(i), log, fetches=x) for i in range(5)]
+    creator = FakeCreator()
+    with MonitoredSession(creator, hooks) as sess:
+        sess.run([x, x])
+    flat = creator.sessions[0].calls[0][0]
+    assert flat == [x]
+    assert all(h.results == ["x@0"] for h in hooks)
+
+
+def test_no_hooks_pass_arguments_through_untouched():
+    creator = FakeCreator()
+    fetches = {"a": FakeTensor("a")}
+    feeds = {"f": 1}
+    with MonitoredSession(creator, []) as sess:
+        sess.run(fetches, feed_dict=feeds)
+    assert creator.sessions[0].calls == [(fetches, feeds, None)]
+
+
+def test_feeds_are_merged():
+    log = []
+    seen = {}
+    x = FakeTensor("x", lambda step, feeds: seen.update(feeds))
+    a = RecordingHook("a", log, feeds={"p": 1})
+    b = RecordingHook("b", log, feeds={"q": 2})
+    with MonitoredSession(FakeCreator(), [a, b]) as sess:
+        sess.run(x, feed_dict={"r": 3})
+    assert seen == {"p": 1, "q": 2, "r": 3}
+
+
+def test_same_tensor_fed_by_two_hooks_is_an_error():
+    log = []
+    t = FakeTensor("input:0")
+    hooks = [RecordingHook("a", log, feeds={t: 1}), RecordingHook("b", log, feeds={t: 2})]
+    sess = MonitoredSession(FakeCreator(), hooks)
+    with pytest.raises(RuntimeError, match=r"Same tensor is fed by two hooks\. Conflict\(s\): input:0"):
+        sess.run(FakeTensor("x"))
+
+
+def test_same_tensor_fed_by_hook_and_caller_is_an_error():
+    log = []
+    hook = RecordingHook("a", log, feeds={"lr:0": 1})
+    sess = MonitoredSession(FakeCreator(), [hook])
+    with pytest.raises(RuntimeError, match=r"by a SessionRunHook and user\. Conflict\(s\): lr:0"):
+        sess.run(FakeTensor("x"), feed_dict={"lr:0": 5})
+
+
+def test_request_stop_takes_effect_after_the_step():
+    log = []
+    a = RecordingHook("a", log, stop_at=2)
+    b = RecordingHook("b", log)
+    with MonitoredSession(FakeCreator(), [a, b]) as sess:
+        steps = 0
+        while not sess.should_stop():
+            sess.run(FakeTensor("x"))
+            steps += 1
+        assert steps == 2
+        assert b.runs == 2  # the stopping step finished for every hook
+        with pytest.raises(RuntimeError, match="Run called even after should_stop requested."):
+            sess.run(FakeTensor("x"))
+    assert methods(log, "a")[-1] == "end"
+
+
+def test_failed_run_skips_after_run_and_end_but_calls_after_error():
+    log = []
+    hook = RecordingHook("a", log)
+    creator = FakeCreator(fail_at={1: ValueError("bad step")})
+    with pytest.raises(ValueError, match="bad step"):
+        with MonitoredSession(creator, [hook]) as sess:
+            sess.run(FakeTensor("x"))
+            sess.run(FakeTensor("x"))
+    assert methods(log, "a") == ["begin", "after_create_session", "before_run", "after_run",
+                                 "before_run", "after_error"]
+    assert log[-1] == ("a", "after_error", "ValueError")
+    assert creator.sessions[0].closed
+
+
+def test_stop_iteration_ends_cleanly_with_end():
+    log = []
+    hook = RecordingHook("a", log)
+    creator = FakeCreator(fail_at={2: StopIteration()})
+    with MonitoredSession(creator, [hook]) as sess:
+        while not sess.should_stop():
+            sess.run(FakeTensor("x"))
+    assert methods(log, "a")[-2:] == ["before_run", "end"]
+    assert "after_error" not in methods(log, "a")
+
+
+@pytest.mark.parametrize("method", ["before_run", "after_run", "after_create_session", "begin"])
+def test_hook_exception_keeps_type_and_names_hook_and_method(method):
+    log = []
+    bad = RecordingHook("bad", log, raise_in=method)
+    other = RecordingHook("other", log)
+    with pytest.raises(ValueError) as info:
+        with MonitoredSession(FakeCreator(), [other, bad]) as sess:
+            sess.run(FakeTensor("x"))
+    assert f"pyhooks: raised in RecordingHook.{method}()" in info.value.__notes__
+    assert ("other", "after_error", "ValueError") in log
+    assert "end" not in methods(log, "other")
+
+
+def test_exception_in_end_propagates_with_note_and_closes():
+    log = []
+    creator = FakeCreator()
+    with pytest.raises(ValueError) as info:
+        with MonitoredSession(creator, [RecordingHook("a", log, raise_in="end")]) as sess:
+            sess.run(FakeTensor("x"))
+    assert "pyhooks: raised in RecordingHook.end()" in info.value.__notes__
+    assert creator.sessions[0].closed
+
+
+def test_keyboard_interrupt_calls_after_error_and_propagates():
+    log = []
+    creator = FakeCreator(fail_at={0: KeyboardInterrupt()})
+    with pytest.raises(KeyboardInterrupt):
+        with MonitoredSession(creator, [RecordingHook("a", log)]) as sess:
+            sess.run(FakeTensor("x"))
+    assert log[-1] == ("a", "after_error", "KeyboardInterrupt")
+    assert creator.sessions[0].closed
+
+
+def test_exception_in_after_error_never_replaces_the_original():
+    log = []
+
+    class Flaky(pyhooks.SessionRunHook):
+        def after_error(self, session, error):
+            raise OSError("disk full")
+
+    later = RecordingHook("later", log)
+    creator = FakeCreator(fail_at={0: ValueError("original")})
+    with pytest.raises(ValueError, match="original") as info:
+        with MonitoredSession(creator, [Flaky(), later]) as sess:
+            sess.run(FakeTensor("x"))
+    assert any("Flaky.after_error() also raised OSError: disk full" in n
+               for n in info.value.__notes__)
+    assert isinstance(info.value.pyhooks_after_error[0], OSError)
+    assert ("later", "after_error", "ValueError") in log  # every hook still gets it
+
+
+def test_methods_not_overridden_are_never_called(monkeypatch):
+    calls = []
+
+    class OnlyAfterRun(pyhooks.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            calls.append("after_run")
+
+    for name in ("begin", "after_create_session", "before_run", "end", "after_error"):
+        monkeypatch.setattr(pyhooks.SessionRunHook, name,
+                            lambda self, *a, n=name: pytest.fail(f"base {n} called"))
+    with MonitoredSession(FakeCreator(), [OnlyAfterRun()]) as sess:
+        sess.run(FakeTensor("x"))
+    assert calls == ["after_run"]
+
+
+def test_not_a_hook_is_a_type_error():
+    with pytest.raises(TypeError, match=r"`hooks\[1\]` must be a SessionRunHook, got 'oops' \(str\)"):
+        MonitoredSession(FakeCreator(), [pyhooks.SessionRunHook(), "oops"])
+
+
+def test_run_step_fn():
+    log = []
+    hook = RecordingHook("a", log)
+    with MonitoredSession(FakeCreator(), [hook]) as sess:
+        assert sess.run_step_fn(lambda ctx: ctx.run_with_hooks(FakeTensor("x"))) == "x@0"
+        assert sess.run_step_fn(lambda ctx: ctx.session.run(FakeTensor("y"))) == "y@1"
+        assert hook.runs == 1  # the raw session triggers no hooks
+        assert sess.run_step_fn(lambda ctx: ctx.request_stop()) is None
+        assert sess.should_stop()
+
+
+def test_closed_session_should_stop_and_refuses_run():
+    sess = MonitoredSession(FakeCreator(), [])
+    sess.close()
+    assert sess.should_stop()
+    with pytest.raises(RuntimeError, match="closed MonitoredSession"):
+        sess.run(FakeTensor("x"))

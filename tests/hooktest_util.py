@@ -1,0 +1,98 @@
+"""Helpers for the built-in hook tests: tiny graphs, loop drivers, event readers.
+
+Plain functions (not fixtures) so that test modules can import them without a
+shared conftest.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import types
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import tensorflow as tf  # noqa: E402
+from tensorflow.python.training import training_util  # noqa: E402
+
+import pyhooks  # noqa: E402
+
+RUNNERS = ("pyhooks", "tf")
+
+
+def counter_graph(with_global_step=True):
+    """A graph whose ``train_op`` adds 1 to the global step (after the hooks' read).
+
+    Returns a namespace with ``graph``, ``global_step``, ``train_op``, ``x``
+    (a float variable incremented by ``delta``), ``delta`` (placeholder with
+    default 1.0) and ``loss`` (= ``x`` after the update, through ``loss_feed``).
+    Enter ``ns.graph.as_default()`` yourself.
+    """
+    graph = tf.Graph()
+    with graph.as_default():
+        ns = types.SimpleNamespace(graph=graph)
+        ns.delta = tf.compat.v1.placeholder_with_default(tf.constant(1.0), [], name="delta")
+        ns.x = tf.compat.v1.get_variable("x", initializer=0.0, use_resource=True)
+        update = tf.compat.v1.assign_add(ns.x, ns.delta)
+        if with_global_step:
+            ns.global_step = tf.compat.v1.train.get_or_create_global_step()
+            read = training_util._get_or_create_global_step_read()
+            with tf.control_dependencies([read, update]):
+                ns.train_op = tf.compat.v1.assign_add(ns.global_step, 1)
+        else:
+            ns.global_step = None
+            ns.train_op = update.op if hasattr(update, "op") else update
+        ns.loss = tf.identity(update, name="loss")
+    return ns
+
+
+def make_session(hooks, runner="pyhooks", **creator_kwargs):
+    """A monitored session of the chosen runner (``"pyhooks"`` or ``"tf"``)."""
+    if runner == "pyhooks":
+        creator = tf.compat.v1.train.ChiefSessionCreator(**creator_kwargs)
+        return pyhooks.MonitoredSession(session_creator=creator, hooks=hooks)
+    creator = tf.compat.v1.train.ChiefSessionCreator(**creator_kwargs)
+    return tf.compat.v1.train.MonitoredSession(session_creator=creator, hooks=hooks)
+
+
+def run_loop(hooks, fetches, max_steps=20, runner="pyhooks", feed_dict=None, **creator_kwargs):
+    """Runs ``fetches`` until a stop is requested or ``max_steps``; returns the results."""
+    results = []
+    with make_session(hooks, runner, **creator_kwargs) as sess:
+        while not sess.should_stop() and len(results) < max_steps:
+            results.append(sess.run(fetches, feed_dict=feed_dict))
+    return results
+
+
+def read_events(directory):
+    """Every event of every event file in ``directory``, in file then record order."""
+    events = []
+    for path in sorted(glob.glob(os.path.join(str(directory), "events.out.tfevents.*"))):
+        events.extend(tf.compat.v1.train.summary_iterator(path))
+    return events
+
+
+def scalars(directory, tag):
+    """``[(step, value)]`` of the scalar summaries named ``tag`` in ``directory``."""
+    out = []
+    for event in read_events(directory):
+        for value in event.summary.value:
+            if value.tag == tag:
+                out.append((event.step, value.simple_value))
+    return out
+
+
+class FakeClock:
+    """A clock for ``timer.clock``: advances by ``tick`` seconds at every read."""
+
+    def __init__(self, start=1000.0, tick=0.0):
+        self.now = start
+        self.tick = tick
+
+    def __call__(self):
+        value = self.now
+        self.now += self.tick
+        return value
+
+    def advance(self, secs):
+        self.now += secs

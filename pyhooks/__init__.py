@@ -7,17 +7,11 @@ Built-in hooks and estimators load on first attribute access.
 from __future__ import annotations
 
 import importlib
-from importlib import metadata as _metadata
 
 from pyhooks.errors import NanLossDuringTrainingError, PyhooksError, PyhooksWarning
 from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 from pyhooks.session import MonitoredSession, MonitoredTrainingSession, SingularMonitoredSession
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer
-
-try:
-    __version__ = _metadata.version("pyhooks")
-except _metadata.PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0"
 
 _LAZY = {
     # hooks
@@ -74,7 +68,19 @@ __all__ = sorted([
 ])
 
 
+def _version():
+    from importlib import metadata  # slow (~40 ms): only when asked
+
+    try:
+        return metadata.version("pyhooks")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return "0.0.0"
+
+
 def __getattr__(name):
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pyhooks' has no attribute {name!r}")

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every test of the project, in order; stops at the first failing suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+
+echo "== pytest"
+$PY -m pytest -q -p no:cacheprovider
+
+if [ -f r-package/tests/testthat.R ]; then
+  echo "== testthat (R package)"
+  (cd r-package/tests && Rscript testthat.R)
+fi
+
+if ls vignettes/*.Rmd >/dev/null 2>&1; then
+  echo "== vignettes (knit, with expected output checked)"
+  Rscript tools/knit_vignettes.R
+fi
+
+if [ -f tools/rcheck.sh ]; then
+  echo "== R CMD check"
+  bash tools/rcheck.sh
+fi
+echo "== all test suites passed"

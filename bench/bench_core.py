@@ -1,0 +1,137 @@
+"""Per-step cost of the hooked runner on a tiny graph-mode train op (issue: core).
+
+Prints one table measured in one run: medians over repeats, µs per step.
+Run: .venv/bin/python bench/bench_core.py [--steps N] [--repeats R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def import_time():
+    code = "import time; t = time.perf_counter(); import pyhooks; print(time.perf_counter() - t)"
+    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 check=True).stdout) for _ in range(5)]
+    return statistics.median(runs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=7)
+    opts = parser.parse_args()
+
+    import tensorflow as tf
+
+    import pyhooks
+
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        step = v1.train.get_or_create_global_step()
+        w = v1.get_variable("w", [4], initializer=v1.zeros_initializer())
+        loss = tf.reduce_sum(tf.square(w - 1.0))
+        train_op = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+
+    class FetchLoss(pyhooks.SessionRunHook):
+        def before_run(self, run_context):
+            return pyhooks.SessionRunArgs(loss)
+
+        def after_run(self, run_context, run_values):
+            self.value = run_values.results
+
+    class FetchNothing(pyhooks.SessionRunHook):
+        def before_run(self, run_context):
+            return None
+
+        def after_run(self, run_context, run_values):
+            pass
+
+    class Keep:
+        """Session creator handing out one live session (creation is not timed)."""
+
+        def __init__(self, sess):
+            self.sess = sess
+            self.graph = sess.graph
+
+        def create_session(self):
+            return self
+
+        def run(self, *a, **k):
+            return self.sess.run(*a, **k)
+
+        def close(self):
+            pass
+
+    with graph.as_default():
+        raw = v1.Session(graph=graph)
+        raw.run(v1.global_variables_initializer())
+        # TensorFlow's runner wants a real Session from its creator: give it the raw one.
+        class TfKeep(v1.train.SessionCreator):
+            def create_session(self):
+                return raw
+
+    def bare(fetches):
+        def loop(n):
+            run = raw.run
+            for _ in range(n):
+                run(fetches)
+        return loop
+
+    def hooked(kind, hooks):
+        with graph.as_default():
+            if kind == "tf":
+                sess = v1.train.MonitoredSession(TfKeep(), hooks=hooks)
+                # TF's close() would close the shared raw session: keep it open.
+                sess._sess._sess._sess._sess.close = lambda: None  # noqa: SLF001
+            else:
+                sess = pyhooks.MonitoredSession(Keep(raw), hooks)
+
+        def loop(n):
+            run = sess.run
+            for _ in range(n):
+                run(train_op)
+        return loop
+
+    cases = [
+        ("(a)  bare Session.run(train_op)", bare(train_op)),
+        ("(a') bare Session.run([train_op, loss])", bare([train_op, loss])),
+        ("(b)  tf MonitoredSession, 0 hooks", hooked("tf", [])),
+        ("(c)  pyhooks MonitoredSession, 0 hooks", hooked("py", [])),
+        ("(d)  tf, 10 hooks fetching the loss", hooked("tf", [FetchLoss() for _ in range(10)])),
+        ("(d)  pyhooks, 10 hooks fetching the loss", hooked("py", [FetchLoss() for _ in range(10)])),
+        ("(e)  tf, 10 hooks fetching nothing", hooked("tf", [FetchNothing() for _ in range(10)])),
+        ("(e)  pyhooks, 10 hooks fetching nothing", hooked("py", [FetchNothing() for _ in range(10)])),
+    ]
+    for _, loop in cases:  # warm up
+        loop(200)
+    samples = {name: [] for name, _ in cases}
+    for _ in range(opts.repeats):  # interleaved, so drift hits every case alike
+        for name, loop in cases:
+            start = time.perf_counter()
+            loop(opts.steps)
+            samples[name].append((time.perf_counter() - start) / opts.steps * 1e6)
+    med = {name: statistics.median(v) for name, v in samples.items()}
+    base = med["(a)  bare Session.run(train_op)"]
+    print(f"\npyhooks core benchmark: {opts.steps} steps x {opts.repeats} repeats, medians\n")
+    print(f"| {'case':45} | {'µs/step':>8} | {'over (a)':>9} |")
+    print(f"|{'-' * 47}|{'-' * 10}|{'-' * 11}|")
+    for name, _ in cases:
+        print(f"| {name:45} | {med[name]:8.1f} | {med[name] - base:+9.1f} |")
+    tf_e = med["(e)  tf, 10 hooks fetching nothing"] - med["(b)  tf MonitoredSession, 0 hooks"]
+    py_e = med["(e)  pyhooks, 10 hooks fetching nothing"] - med["(c)  pyhooks MonitoredSession, 0 hooks"]
+    print(f"\nper hook that fetches nothing: tf {tf_e / 10:.2f} µs, pyhooks {py_e / 10:.2f} µs")
+    print(f"pyhooks (d) vs (a'): {med['(d)  pyhooks, 10 hooks fetching the loss'] - med[cases[1][0]]:+.1f} µs")
+    print(f"`import pyhooks`: {import_time() * 1000:.1f} ms (TensorFlow not imported)")
+
+
+if __name__ == "__main__":
+    main()

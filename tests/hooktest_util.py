@@ -96,3 +96,20 @@ class FakeClock:
 
     def advance(self, secs):
         self.now += secs
+
+
+def racy_graph():
+    """The common TF1 pattern ``optimizer.minimize(loss, global_step=gs)``.
+
+    Its increment is not ordered after the hooks' read of the global step, so
+    the fetched value is sometimes the step after the run (value + 1 overshoots).
+    """
+    graph = tf.Graph()
+    with graph.as_default():
+        ns = types.SimpleNamespace(graph=graph)
+        ns.global_step = tf.compat.v1.train.get_or_create_global_step()
+        ns.w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.zeros_initializer())
+        ns.loss = tf.square(ns.w - 3.0, name="loss")
+        ns.train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            ns.loss, global_step=ns.global_step)
+    return ns

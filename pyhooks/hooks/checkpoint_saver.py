@@ -1,0 +1,152 @@
+"""``CheckpointSaverHook``: save checkpoints at creation, periodically, at the end, on failure."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from pyhooks.errors import NanLossDuringTrainingError
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._checkpointing import (
+    CheckpointSaverListener, collection_saver, save_checkpoint, write_graph)
+from pyhooks.hooks._common import check_bool, global_step_read
+from pyhooks.timer import SecondOrStepTimer, check_positive
+
+__all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
+
+_log = logging.getLogger("pyhooks")
+
+
+class CheckpointSaverHook(SessionRunHook):
+    """Saves checkpoints at session creation, every N steps or seconds, and at the end.
+
+    The saver is ``saver``, the ``scaffold``'s, the only one in the ``SAVERS``
+    collection, or a new one built in ``begin()`` (and added there); its
+    checkpoints restore with ``tf.compat.v1.train.Saver``. Data files and the
+    ``.meta`` graph are complete before the ``checkpoint`` index, replaced
+    atomically, names them: a crash mid-save leaves the previous checkpoint
+    as the latest. With ``save_on_error`` a failing loop also saves its last
+    state (not after a NaN loss or a failed save).
+
+    Args:
+        checkpoint_dir: directory of the checkpoints, ``graph.pbtxt`` and events.
+        save_secs: save every N seconds.
+        save_steps: save every N global steps. Exactly one of the two.
+        saver: the ``Saver`` to use.
+        checkpoint_basename: file name prefix of the checkpoints.
+        scaffold: a ``Scaffold`` whose saver to use (not with ``saver``).
+        listeners: :class:`CheckpointSaverListener` objects.
+        save_graph_def: also write ``graph.pbtxt`` and ``<checkpoint>.meta`` files.
+        save_on_error: also save when the loop fails (pyhooks' ``after_error``).
+
+    Raises:
+        ValueError / TypeError: bad arguments; RuntimeError: in ``begin()``, no global step.
+
+    Example:
+        >>> hook = CheckpointSaverHook("/tmp/model", save_steps=100)
+    """
+
+    def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
+                 checkpoint_basename="model.ckpt", scaffold=None, listeners=None,
+                 save_graph_def=True, save_on_error=True):
+        if not isinstance(checkpoint_dir, (str, os.PathLike)) or not os.fspath(checkpoint_dir):
+            raise TypeError(f"`checkpoint_dir` must be a non-empty path, got {checkpoint_dir!r}.")
+        if not isinstance(checkpoint_basename, str) or not checkpoint_basename:
+            raise TypeError(f"`checkpoint_basename` must be a name, got {checkpoint_basename!r}.")
+        if saver is not None and scaffold is not None:
+            raise ValueError("You cannot provide both saver and scaffold.")
+        self._timer = SecondOrStepTimer(
+            every_secs=check_positive("save_secs", save_secs, integer=False),
+            every_steps=check_positive("save_steps", save_steps, integer=True))
+        self._listeners = list(listeners or [])
+        for i, listener in enumerate(self._listeners):
+            if not callable(getattr(listener, "after_save", None)):
+                raise TypeError(f"`listeners[{i}]` must be a listener, got {listener!r}.")
+        self._checkpoint_dir = os.fspath(checkpoint_dir)
+        self._save_path = os.path.join(self._checkpoint_dir, checkpoint_basename)
+        self._given_saver, self._saver, self._scaffold = saver, saver, scaffold
+        self._save_graph_def = check_bool("save_graph_def", save_graph_def)
+        self._save_on_error = check_bool("save_on_error", save_on_error)
+        self._writer = self._global_step_tensor = None
+
+    def begin(self):
+        import tensorflow as tf
+
+        self._writer = tf.compat.v1.summary.FileWriterCache.get(self._checkpoint_dir)
+        self._global_step_tensor = global_step_read("CheckpointSaverHook")
+        no_saver = self._given_saver is None and self._scaffold is None
+        self._saver = collection_saver() if no_saver else self._given_saver
+        self._timer.reset()
+        self._graph_written = False
+        for listener in self._listeners:
+            listener.begin()
+
+    def after_create_session(self, session, coord):
+        step = int(session.run(self._global_step_tensor))
+        if not self._graph_written:  # once per begin(), not again on recovery
+            write_graph(self._writer, session.graph, self._get_saver(), self._checkpoint_dir,
+                        self._save_graph_def)
+            self._graph_written = True
+        if step != self._timer.last_triggered_step():  # nothing new after recovery at this step
+            self._save(session, step)
+            self._timer.update_last_triggered_step(step)
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._global_step_tensor)
+
+    def after_run(self, run_context, run_values):
+        if self._timer.should_trigger_for_step(int(run_values.results) + 1):
+            # value + 1 may overshoot (increment not ordered after the read): read it back
+            step = int(run_context.session.run(self._global_step_tensor))
+            if self._timer.should_trigger_for_step(step):
+                self._timer.update_last_triggered_step(step)
+                if self._save(run_context.session, step):
+                    run_context.request_stop()
+
+    def end(self, session):
+        step = int(session.run(self._global_step_tensor))
+        if step != self._timer.last_triggered_step():
+            self._save(session, step)
+        for listener in self._listeners:
+            listener.end(session, step)
+        self._writer.flush()
+
+    def after_error(self, session, error):
+        try:
+            if (self._save_on_error and session is not None and self._global_step_tensor is not None
+                    and not getattr(error, "_pyhooks_checkpoint_save", False)
+                    and not isinstance(error, NanLossDuringTrainingError)):
+                step = int(session.run(self._global_step_tensor))
+                if step != self._timer.last_triggered_step():
+                    _log.info("Saving a checkpoint after %s.", type(error).__name__)
+                    self._save(session, step)
+        finally:
+            if self._writer is not None:
+                self._writer.flush()
+
+    def _get_saver(self):
+        saver = self._saver if self._saver is not None else self._scaffold.saver
+        if saver is None:
+            raise RuntimeError("CheckpointSaverHook: the scaffold has no saver (not finalized?).")
+        return saver
+
+    def _save(self, session, step):
+        """Saves the checkpoint of ``step``; returns True if a listener asks to stop."""
+        from tensorflow.core.util.event_pb2 import SessionLog
+
+        try:
+            for listener in self._listeners:
+                listener.before_save(session, step)
+            _log.info("Saving checkpoints for %d into %s.", step, self._save_path)
+            save_checkpoint(self._get_saver(), session, self._save_path, step,
+                            self._save_graph_def)
+        except BaseException as error:
+            error.__dict__["_pyhooks_checkpoint_save"] = True  # no second attempt in after_error
+            raise
+        log = SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path)
+        self._writer.add_session_log(log, step)
+        stoppers = [listener for listener in self._listeners if listener.after_save(session, step)]
+        for listener in stoppers:
+            _log.info("A CheckpointSaverListener requested that training be stopped. "
+                      "listener: %s", listener)
+        return bool(stoppers)

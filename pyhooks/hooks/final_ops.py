@@ -1,0 +1,68 @@
+"""``FinalOpsHook``: evaluate tensors once, when the session ends."""
+
+from __future__ import annotations
+
+import logging
+
+from pyhooks.hook import SessionRunHook
+
+__all__ = ["FinalOpsHook"]
+
+_log = logging.getLogger("pyhooks")
+
+
+class FinalOpsHook(SessionRunHook):
+    """Runs ``final_ops`` in ``end()`` and keeps their values.
+
+    Typical use: read metric values after an evaluation loop. The ops should
+    only read state: if evaluating them needs more input (``OutOfRangeError``
+    or ``StopIteration``), a warning is logged and ``final_ops_values`` stays
+    ``None`` (TensorFlow logs the same warning and then re-raises).
+
+    Args:
+        final_ops: a tensor, a list of tensors or a dict of names to tensors.
+        final_ops_feed_dict: a feed dict for that one run.
+
+    Raises:
+        TypeError: if ``final_ops_feed_dict`` is not a dict.
+
+    Example:
+        >>> hook = FinalOpsHook({"accuracy": accuracy})
+        >>> # ... evaluation loop ...
+        >>> hook.final_ops_values["accuracy"]
+    """
+
+    def __init__(self, final_ops, final_ops_feed_dict=None):
+        if final_ops_feed_dict is not None and not isinstance(final_ops_feed_dict, dict):
+            raise TypeError("`final_ops_feed_dict` must be a dict or None, got "
+                            f"{final_ops_feed_dict!r} ({type(final_ops_feed_dict).__name__}).")
+        self._final_ops = final_ops
+        self._final_ops_feed_dict = final_ops_feed_dict
+        self._final_ops_values = None
+
+    @property
+    def final_ops_values(self):
+        """The values of ``final_ops`` (same structure), or None before ``end()``."""
+        return self._final_ops_values
+
+    def end(self, session):
+        if self._final_ops is None:
+            return
+        from tensorflow.python.framework import errors
+
+        try:
+            self._final_ops_values = session.run(self._final_ops,
+                                                 feed_dict=self._final_ops_feed_dict)
+        except (errors.OutOfRangeError, StopIteration) as error:
+            _log.warning(
+                "An OutOfRangeError or StopIteration exception is raised by the code in "
+                "FinalOpsHook (%s). This typically means the Ops running by the FinalOpsHook "
+                "have a dependency back to some input source, which should not happen. For "
+                "example, for metrics in tf.estimator.Estimator, all metrics functions return "
+                "two Ops: `value_op` and `update_op`. Estimator.evaluate calls the `update_op` "
+                "for each batch of the data in input source and, once it is exhausted, it call "
+                "the `value_op` to get the metric values. The `value_op` here should have "
+                "dependency back to variables reading only, rather than reading another batch "
+                "from input. Otherwise, the `value_op`, executed by `FinalOpsHook`, triggers "
+                "another data reading, which ends OutOfRangeError/StopIteration. Please fix "
+                "that.", type(error).__name__)

@@ -1,0 +1,77 @@
+"""``NanTensorHook``: stop or fail when the loss diverges (NaN, and by default ±Inf)."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+
+from pyhooks.errors import NanLossDuringTrainingError, PyhooksWarning
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import check_bool, global_step_read
+
+__all__ = ["NanLossWarning", "NanTensorHook"]
+
+_log = logging.getLogger("pyhooks")
+
+
+class NanLossWarning(PyhooksWarning):
+    """The loss diverged and ``fail_on_nan_loss=False``: training was stopped."""
+
+
+class NanTensorHook(SessionRunHook):
+    """Watches the loss at every step; fails or stops when it diverges.
+
+    The loss diverges when it is NaN, or (unless ``fail_on_inf=False``, which
+    restores TensorFlow's NaN-only check) +Inf or -Inf; for a non-scalar loss,
+    when any element does. The step reported is the global step (read from
+    the session once the loss diverged) if the graph has one, else the
+    number of runs so far.
+
+    Args:
+        loss_tensor: the loss tensor (or its name) to watch.
+        fail_on_nan_loss: raise :class:`pyhooks.NanLossDuringTrainingError`
+            (True) or warn with :class:`NanLossWarning`, log and request a stop.
+        fail_on_inf: also treat ±Inf as divergence.
+
+    Raises:
+        TypeError: ``loss_tensor`` is None or a flag is not a boolean.
+
+    Example:
+        >>> hook = NanTensorHook(loss)
+        >>> with pyhooks.MonitoredSession(hooks=[hook]) as sess:
+        ...     sess.run(train_op)  # raises NanLossDuringTrainingError on divergence
+    """
+
+    def __init__(self, loss_tensor, fail_on_nan_loss=True, fail_on_inf=True):
+        if loss_tensor is None:
+            raise TypeError("`loss_tensor` must be a tensor, got None.")
+        self._loss_tensor = loss_tensor
+        self._fail_on_nan_loss = check_bool("fail_on_nan_loss", fail_on_nan_loss)
+        self._fail_on_inf = check_bool("fail_on_inf", fail_on_inf)
+
+    def begin(self):
+        self._global_step_tensor = global_step_read("NanTensorHook", required=False)
+        self._runs = 0
+
+    def before_run(self, run_context):
+        return SessionRunArgs({"loss": self._loss_tensor})
+
+    def after_run(self, run_context, run_values):
+        self._runs += 1
+        loss = np.asarray(run_values.results["loss"])
+        bad = np.isnan(loss) | (np.isinf(loss) if self._fail_on_inf else False)
+        if not np.any(bad):
+            return
+        value = loss.flat[int(np.argmax(np.ravel(bad)))].item()
+        step = self._runs
+        if self._global_step_tensor is not None:  # read back: value + 1 may overshoot
+            step = int(run_context.session.run(self._global_step_tensor))
+        message = f"Model diverged with loss = {value} at step {step}."
+        if self._fail_on_nan_loss:
+            _log.error("%s", message)
+            raise NanLossDuringTrainingError(message, step=step, value=value)
+        _log.warning("%s Stopping training.", message)
+        warnings.warn(f"{message} Stopping training.", NanLossWarning, stacklevel=2)
+        run_context.request_stop()

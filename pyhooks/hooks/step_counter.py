@@ -1,0 +1,105 @@
+"""``StepCounterHook``: how many global steps per second training makes."""
+
+from __future__ import annotations
+
+import logging
+
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import global_step_read
+from pyhooks.timer import SecondOrStepTimer, check_positive
+
+__all__ = ["StepCounterHook"]
+
+_log = logging.getLogger("pyhooks")
+
+
+class StepCounterHook(SessionRunHook):
+    """Measures steps per second; logs it and writes it as a TensorBoard summary.
+
+    Every ``every_n_steps`` steps (or ``every_n_secs`` seconds) the rate since the
+    previous measurement is logged to the ``"pyhooks"`` logger (INFO,
+    ``"global_step/sec: 12.3"``) and, if a writer is available, added to an
+    event file as the scalar ``global_step/sec`` at the current step. The first
+    trigger only starts the clock. Unlike TensorFlow's hook, the global step is
+    fetched once per step together with the caller's fetches (the step reached
+    is that value + 1): no second ``session.run``. (If the train op's increment
+    is not ordered after that read, as with ``optimizer.minimize``, a step label
+    may be one too high; rates stay right on average.)
+
+    Args:
+        every_n_steps: measure every N global steps.
+        every_n_secs: measure every N seconds. Exactly one of the two.
+        output_dir: directory of the event file (the writer is opened in
+            ``begin()`` through ``FileWriterCache``); used only without
+            ``summary_writer``.
+        summary_writer: a ``tf.compat.v1.summary.FileWriter`` to write to.
+
+    Raises:
+        ValueError: not exactly one of ``every_n_steps``/``every_n_secs``, or a
+            non-positive period.
+        RuntimeError: in ``begin()``, if the graph has no global step.
+
+    Example:
+        >>> hook = StepCounterHook(every_n_steps=10, output_dir="/tmp/model")
+        >>> with pyhooks.MonitoredSession(hooks=[hook]) as sess:
+        ...     while not sess.should_stop():
+        ...         sess.run(train_op)
+    """
+
+    def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None, summary_writer=None):
+        if (every_n_steps is None) == (every_n_secs is None):
+            raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
+        every_n_steps = check_positive("every_n_steps", every_n_steps, integer=True)
+        every_n_secs = check_positive("every_n_secs", every_n_secs, integer=False)
+        self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
+        self._output_dir = output_dir
+        self._summary_writer = summary_writer
+        self._writer = summary_writer
+        self._last_global_step = None
+        self._warned = 0
+
+    def begin(self):
+        import tensorflow as tf
+
+        if self._summary_writer is None and self._output_dir:
+            self._writer = tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir))
+        self._global_step_tensor = global_step_read("StepCounterHook")
+        self._summary_tag = tf.compat.v1.train.get_global_step().op.name + "/sec"
+        self._timer.reset()
+        self._last_global_step = None
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._global_step_tensor)
+
+    def after_run(self, run_context, run_values):
+        stale = int(run_values.results)
+        step = stale + 1
+        if self._timer.should_trigger_for_step(step):
+            elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)
+            if elapsed_secs is not None and elapsed_secs > 0:
+                self._record(elapsed_steps / elapsed_secs, step)
+        if stale == self._last_global_step and self._warned < 5:
+            self._warned += 1
+            _log.warning("It seems that global step (tf.train.get_global_step) has not been "
+                         "increased. Current value (could be stable): %s vs previous value: %s. "
+                         "You could increase the global step by passing "
+                         "tf.train.get_global_step() to Optimizer.apply_gradients or "
+                         "Optimizer.minimize.", stale, self._last_global_step)
+        self._last_global_step = stale
+
+    def _record(self, steps_per_sec, step):
+        if self._writer is not None:
+            from tensorflow.core.framework.summary_pb2 import Summary
+
+            summary = Summary(value=[Summary.Value(tag=self._summary_tag,
+                                                   simple_value=steps_per_sec)])
+            self._writer.add_summary(summary, step)
+        _log.info("%s: %g", self._summary_tag, steps_per_sec)
+
+    def end(self, session):
+        if self._writer is not None:
+            self._writer.flush()
+
+    def after_error(self, session, error):
+        if self._writer is not None:
+            self._writer.flush()

@@ -1,0 +1,109 @@
+"""``SummarySaverHook``: write summaries to TensorBoard event files every N steps or seconds."""
+
+from __future__ import annotations
+
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import global_step_read
+from pyhooks.timer import SecondOrStepTimer, check_positive
+
+__all__ = ["SummarySaverHook"]
+
+
+class SummarySaverHook(SessionRunHook):
+    """Evaluates summary ops on the steps the timer selects and writes them to an event file.
+
+    The summary op is fetched only on those steps, together with the caller's
+    fetches; the global step is fetched every step (value + 1 is the next
+    step) and read back once when a summary is written. A ``SessionLog.START`` is written
+    before the first summary. The writer is flushed in ``end()`` and after a
+    failure, so TensorBoard sees everything written so far.
+
+    Args:
+        save_steps: save every N global steps.
+        save_secs: save every N seconds. Exactly one of the two.
+        output_dir: directory of the event file; used without ``summary_writer``
+            (the writer is opened in ``begin()`` through ``FileWriterCache``).
+        summary_writer: a ``tf.compat.v1.summary.FileWriter``.
+        scaffold: a ``Scaffold`` whose ``summary_op`` to save.
+        summary_op: a serialized-``Summary`` string tensor or a list of them
+            (e.g. ``tf.compat.v1.summary.merge_all()``). Exactly one of
+            ``scaffold`` / ``summary_op``.
+
+    Raises:
+        ValueError: not exactly one of ``scaffold``/``summary_op`` or of the two
+            periods, a bad period, or neither ``output_dir`` nor ``summary_writer``
+            (TensorFlow silently saved nothing).
+        RuntimeError: in ``begin()``, if the graph has no global step.
+
+    Example:
+        >>> tf.compat.v1.summary.scalar("loss", loss)
+        >>> hook = SummarySaverHook(save_steps=10, output_dir="/tmp/model",
+        ...                         summary_op=tf.compat.v1.summary.merge_all())
+    """
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
+                 scaffold=None, summary_op=None):
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        if summary_writer is None and not output_dir:
+            raise ValueError("SummarySaverHook needs `output_dir` or `summary_writer` to write "
+                             f"to, got output_dir={output_dir!r} and summary_writer=None.")
+        self._timer = SecondOrStepTimer(
+            every_secs=check_positive("save_secs", save_secs, integer=False),
+            every_steps=check_positive("save_steps", save_steps, integer=True))
+        self._summary_op = summary_op
+        self._scaffold = scaffold
+        self._output_dir = output_dir
+        self._given_writer = summary_writer
+        self._summary_writer = summary_writer
+
+    def begin(self):
+        import tensorflow as tf
+
+        if self._given_writer is None:
+            self._summary_writer = tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir))
+        self._next_step = None
+        self._timer.reset()
+        self._global_step_tensor = global_step_read("SummarySaverHook")
+
+    def before_run(self, run_context):
+        self._request_summary = (self._next_step is None
+                                 or self._timer.should_trigger_for_step(self._next_step))
+        requests = {"global_step": self._global_step_tensor}
+        if self._request_summary:
+            summary_op = self._get_summary_op()
+            if summary_op is not None:
+                requests["summary"] = summary_op
+        return SessionRunArgs(requests)
+
+    def after_run(self, run_context, run_values):
+        from tensorflow.core.util.event_pb2 import SessionLog
+
+        step = int(run_values.results["global_step"]) + 1
+        if self._next_step is None or self._request_summary:
+            # value + 1 may overshoot when the increment is not ordered after the
+            # read; the steps that write read it back (once per save, as TensorFlow).
+            step = int(run_context.session.run(self._global_step_tensor))
+        if self._next_step is None:
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), step)
+        if self._request_summary:
+            self._timer.update_last_triggered_step(step)
+            for summary in run_values.results.get("summary", ()):
+                self._summary_writer.add_summary(summary, step)
+        self._next_step = step + 1
+
+    def end(self, session=None):
+        self._summary_writer.flush()
+
+    def after_error(self, session, error):
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
+
+    def _get_summary_op(self):
+        """The summary op(s) as a list, or None if the scaffold has none."""
+        summary_op = self._summary_op
+        if summary_op is None:
+            summary_op = self._scaffold.summary_op
+        if summary_op is None:
+            return None
+        return summary_op if isinstance(summary_op, list) else [summary_op]

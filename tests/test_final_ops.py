@@ -1,0 +1,47 @@
+import logging
+
+import pytest
+import tensorflow as tf
+
+from hooktest_util import counter_graph, make_session, run_loop
+from pyhooks.hooks.final_ops import FinalOpsHook
+
+
+def test_bad_feed_dict():
+    with pytest.raises(TypeError, match=r"`final_ops_feed_dict` must be a dict or None, got \[1\] \(list\)."):
+        FinalOpsHook([], final_ops_feed_dict=[1])
+
+
+@pytest.mark.parametrize("runner", ["pyhooks", "tf"])
+def test_values_at_end(runner):
+    g = counter_graph()
+    with g.graph.as_default():
+        hook = FinalOpsHook({"x": g.x.read_value(), "twice": g.delta * 2},
+                            final_ops_feed_dict={g.delta: 5.0})
+        run_loop([hook], g.train_op, max_steps=3, runner=runner)
+        assert hook.final_ops_values is not None
+    assert hook.final_ops_values == {"x": 3.0, "twice": 10.0}
+
+
+def test_single_tensor_and_none():
+    g = counter_graph()
+    with g.graph.as_default():
+        single, none = FinalOpsHook(g.x.read_value()), FinalOpsHook(None)
+        assert single.final_ops_values is None
+        run_loop([single, none], g.train_op, max_steps=2)
+    assert single.final_ops_values == 2.0
+    assert none.final_ops_values is None
+
+
+def test_out_of_range_at_end_warns_and_continues(caplog):
+    with tf.Graph().as_default():
+        item = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.range(1)).get_next()
+        hook = FinalOpsHook(item + 0)
+        with make_session([hook]) as sess:
+            sess.run(item)
+    assert hook.final_ops_values is None
+    warnings = [r for r in caplog.records if r.name == "pyhooks" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].getMessage().startswith(
+        "An OutOfRangeError or StopIteration exception is raised by the code in FinalOpsHook "
+        "(OutOfRangeError).")

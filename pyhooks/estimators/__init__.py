@@ -1,0 +1,63 @@
+"""Canned estimators, feature columns and ``input_fn`` on TensorFlow 2.21 (no ``tf.estimator``).
+
+Column constructors and ``input_fn()`` import no TensorFlow; the estimators
+import it (quietly) when they first build a graph.
+
+Example:
+    >>> from pyhooks.estimators import *
+    >>> data = load_mtcars()
+    >>> fcs = feature_columns(column_numeric("drat"))
+    >>> input = input_fn(data, response="mpg", features=["drat", "cyl"], batch_size=8)
+    >>> lr = linear_regressor(feature_columns=fcs)
+    >>> history = train(lr, input, steps=4)
+    >>> metrics = evaluate(lr, input)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from pyhooks.estimators.datasets import load_mtcars
+from pyhooks.estimators.feature_columns import (
+    column_bucketized,
+    column_categorical_with_hash_bucket,
+    column_categorical_with_identity,
+    column_categorical_with_vocabulary_list,
+    column_crossed,
+    column_embedding,
+    column_indicator,
+    column_numeric,
+    feature_columns,
+)
+from pyhooks.estimators.inputs import input_fn
+
+_CANNED = {"dnn_classifier", "dnn_regressor", "evaluate", "linear_classifier",
+           "linear_regressor", "predict", "train", "Estimator"}
+
+__all__ = sorted([
+    "column_bucketized",
+    "column_categorical_with_hash_bucket",
+    "column_categorical_with_identity",
+    "column_categorical_with_vocabulary_list",
+    "column_crossed",
+    "column_embedding",
+    "column_indicator",
+    "column_numeric",
+    "feature_columns",
+    "input_fn",
+    "load_mtcars",
+    *_CANNED,
+])
+
+
+def __getattr__(name):
+    if name in _CANNED:
+        module = "estimator" if name == "Estimator" else "canned"
+        value = getattr(importlib.import_module(f"pyhooks.estimators.{module}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pyhooks.estimators' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,116 @@
+"""The canned estimators and the module-level ``train`` / ``evaluate`` / ``predict`` (R's verbs).
+
+Defaults are TensorFlow 1.x's: linear models start at zero weights and use
+FTRL with learning rate ``min(0.2, 1/sqrt(number of columns))``; DNN models use
+Adagrad with learning rate 0.05 and Glorot-uniform kernels. A named optimizer
+('Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD') gets that learning rate; pass a
+``tf.compat.v1.train.Optimizer`` (or a function returning one) to choose your own.
+The training loss is the sum of the per-example losses of a batch.
+"""
+
+from __future__ import annotations
+
+from pyhooks.estimators.estimator import Estimator
+from pyhooks.estimators.heads import ClassificationHead, RegressionHead
+from pyhooks.estimators.models import DNNModel, LinearModel, check_optimizer
+
+__all__ = ["dnn_classifier", "dnn_regressor", "evaluate", "linear_classifier",
+           "linear_regressor", "predict", "train"]
+
+
+def linear_regressor(feature_columns, model_dir=None, label_dimension=1, weight_column=None,
+                     optimizer="Ftrl", sparse_combiner="sum", session_config=None, seed=None):
+    """A linear regression model (squared error), as ``tf.estimator.LinearRegressor``.
+
+    Args:
+        feature_columns: the model's inputs, e.g. ``feature_columns(column_numeric("drat"))``.
+        model_dir: where checkpoints go; a new temporary directory if None. An
+            estimator on a ``model_dir`` that holds checkpoints resumes from them.
+        label_dimension: the number of response columns.
+        weight_column: an input feature holding per-example weights.
+        optimizer: 'Ftrl' (default), another name, or a ``tf.compat.v1.train.Optimizer``.
+        sparse_combiner: accepted for compatibility (one value per example and column).
+        session_config: a ``tf.compat.v1.ConfigProto`` for the estimator's sessions.
+        seed: the graph-level random seed.
+
+    Returns:
+        an :class:`~pyhooks.estimators.estimator.Estimator`.
+
+    Example:
+        >>> data = load_mtcars()
+        >>> lr = linear_regressor(feature_columns(column_numeric("drat")))
+        >>> history = lr.train(input_fn(data, ["drat"], "mpg", batch_size=8), steps=4)
+    """
+    return Estimator(LinearModel(feature_columns, sparse_combiner), RegressionHead(label_dimension),
+                     model_dir, weight_column, check_optimizer(optimizer), session_config, seed,
+                     "linear_regressor")
+
+
+def linear_classifier(feature_columns, model_dir=None, n_classes=2, weight_column=None,
+                      label_vocabulary=None, optimizer="Ftrl", sparse_combiner="sum",
+                      session_config=None, seed=None):
+    """A linear classifier (logistic regression for two classes, softmax otherwise).
+
+    Labels are class ids ``0..n_classes-1`` (whole numbers), or strings listed in
+    ``label_vocabulary``. Other arguments as :func:`linear_regressor`.
+    """
+    return Estimator(LinearModel(feature_columns, sparse_combiner),
+                     ClassificationHead(n_classes, label_vocabulary), model_dir, weight_column,
+                     check_optimizer(optimizer), session_config, seed, "linear_classifier")
+
+
+def dnn_regressor(hidden_units, feature_columns, model_dir=None, label_dimension=1,
+                  weight_column=None, optimizer="Adagrad", activation_fn="relu", dropout=None,
+                  session_config=None, seed=None):
+    """A feed-forward neural network regressor, as ``tf.estimator.DNNRegressor``.
+
+    Args:
+        hidden_units: layer sizes, e.g. ``[10, 10]``.
+        feature_columns: dense columns only (wrap categorical ones in
+            :func:`column_indicator` or :func:`column_embedding`).
+        activation_fn: a name ('relu', 'tanh', 'sigmoid', 'elu', ...) or a function.
+        dropout: the probability of dropping a hidden unit while training, or None.
+        optimizer: 'Adagrad' (learning rate 0.05) by default.
+
+    Other arguments as :func:`linear_regressor`.
+    """
+    return Estimator(DNNModel(hidden_units, feature_columns, activation_fn, dropout),
+                     RegressionHead(label_dimension), model_dir, weight_column,
+                     check_optimizer(optimizer), session_config, seed, "dnn_regressor")
+
+
+def dnn_classifier(hidden_units, feature_columns, model_dir=None, n_classes=2, weight_column=None,
+                   label_vocabulary=None, optimizer="Adagrad", activation_fn="relu", dropout=None,
+                   session_config=None, seed=None):
+    """A feed-forward neural network classifier, as ``tf.estimator.DNNClassifier``.
+
+    Arguments as :func:`dnn_regressor` and :func:`linear_classifier`.
+    """
+    return Estimator(DNNModel(hidden_units, feature_columns, activation_fn, dropout),
+                     ClassificationHead(n_classes, label_vocabulary), model_dir, weight_column,
+                     check_optimizer(optimizer), session_config, seed, "dnn_classifier")
+
+
+def _estimator(object_, verb):
+    if not isinstance(object_, Estimator):
+        raise TypeError(f"{verb}() needs an estimator (linear_regressor() & co.) first, got "
+                        f"{object_!r} ({type(object_).__name__}).")
+    return object_
+
+
+def train(object, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None):  # noqa: A002
+    """``object.train(...)``, R's ``train(model, input_fn, steps, hooks)``; returns the History."""
+    return _estimator(object, "train").train(input_fn, steps=steps, hooks=hooks,
+                                              max_steps=max_steps,
+                                              saving_listeners=saving_listeners)
+
+
+def evaluate(object, input_fn, steps=None, hooks=None, name=None):  # noqa: A002
+    """``object.evaluate(...)``: a dict of metrics."""
+    return _estimator(object, "evaluate").evaluate(input_fn, steps=steps, hooks=hooks, name=name)
+
+
+def predict(object, input_fn, hooks=None, predict_keys=None, as_dict=False):  # noqa: A002
+    """``object.predict(...)``: a list of per-example dicts (or a dict of arrays)."""
+    return _estimator(object, "predict").predict(input_fn, hooks=hooks, predict_keys=predict_keys,
+                                                  as_dict=as_dict)

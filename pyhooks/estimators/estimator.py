@@ -1,0 +1,832 @@
+"""The estimator: train / evaluate / predict with hooks, fast when called again and again.
+
+Design (R users call ``train()`` many times on one model):
+
+* One graph per estimator and mode (train, eval, predict), built on first use
+  inside a private ``tf.Graph()`` and kept, with one ``tf.compat.v1.Session``
+  each. Variables live in these sessions between calls; checkpoints in
+  ``model_dir`` are written at the end of every ``train()`` and read when a
+  session starts or when ``model_dir`` holds a newer checkpoint than the one
+  the session last saw (another estimator object trained it, or ``evaluate()``
+  needs what ``train()`` saved).
+* The input pipeline is built once per graph: a re-initializable
+  ``tf.data`` iterator over placeholders (the raw columns the feature columns
+  need, the labels, the weights, batch size, epochs, shuffle buffer). Each call
+  runs the iterator's initializer with the ``input_fn``'s arrays (converted for
+  this estimator once per ``input_fn`` object, then cached), so every call
+  starts from the beginning of the data, as ``tf.estimator`` does.
+* :class:`pyhooks.MonitoredSession` gets a session creator whose
+  ``create_session()`` hands out the kept session behind a wrapper whose
+  ``close()`` does nothing. The graph is finalized after it is built; before
+  each call's hooks run ``begin()`` it is reopened (``_unsafe_unfinalize``)
+  so that hooks may add ops, and the creator finalizes it again before the
+  first step, so a stray op created inside the loop is still an error.
+* The wrapper turns a repeated fetch list into a ``Session.make_callable``
+  (cached per graph and fetch list), which halves TensorFlow's per-step
+  overhead for small models; the same default hooks fetch the same tensors, so
+  the callable is reused across ``train()`` calls.
+
+Conventions for hooks (see DEVELOPING.md): a global step whose value fetched in
+a step is the value *before* that step's increment (the increment waits for
+the variable's read op, which is also the ``global_step_read`` tensor); the
+per-example loss in the ``losses`` collection; the training loss (its sum over
+the batch) in ``pyhooks_training_loss``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import weakref
+
+import numpy as np
+
+from pyhooks.estimators._quiet import import_tensorflow, native_stderr_filtered, quiet
+from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
+from pyhooks.estimators.inputs import InputFn
+from pyhooks.estimators.models import make_optimizer
+from pyhooks.hook import SessionRunHook
+from pyhooks.timer import check_positive
+
+__all__ = ["Estimator", "TRAINING_LOSS_COLLECTION"]
+
+TRAIN, EVAL, PREDICT = "train", "eval", "predict"
+TRAINING_LOSS_COLLECTION = "pyhooks_training_loss"
+_LABEL, _WEIGHT = "__label__", "__weight__"
+_CALLABLE_AFTER = 2  # make a callable the 2nd time a fetch list is seen
+_CALLABLE_CACHE = 64
+_SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
+
+
+# --------------------------------------------------------------------------- sessions
+_KEPT_SESSION_TYPE = None
+
+
+def _kept_session_type():
+    """``_KeptSession``, a ``SessionInterface`` (so that ``Saver.save`` & co. accept it).
+
+    Defined on first use because its base class comes from TensorFlow.
+    """
+    global _KEPT_SESSION_TYPE
+    if _KEPT_SESSION_TYPE is not None:
+        return _KEPT_SESSION_TYPE
+    from tensorflow.python.client.session import SessionInterface
+
+    class _KeptSession(SessionInterface):
+        """The estimator's long-lived session as ``MonitoredSession`` sees it.
+
+        ``close()`` keeps the session open. ``run()`` of a flat fetch list without
+        feeds or options that was seen before goes through a TensorFlow callable
+        (``Session._make_callable_from_options``) that runs the step in the
+        calling thread (``RunOptions.inter_op_thread_pool = -1``): for the small
+        graphs of canned estimators this halves TensorFlow's per-step cost,
+        because no thread hand-off happens. Everything else is the wrapped
+        ``tf.compat.v1.Session``'s.
+        """
+
+        __slots__ = ("_sess", "_cache", "_graph")
+
+        def __init__(self, state):
+            self._sess = state.session
+            self._cache = state.callables
+            self._graph = state.graph
+
+        @property
+        def graph(self):
+            return self._graph
+
+        @property
+        def sess_str(self):
+            return self._sess.sess_str
+
+        def partial_run_setup(self, *args, **kwargs):
+            return self._sess.partial_run_setup(*args, **kwargs)
+
+        def partial_run(self, *args, **kwargs):
+            return self._sess.partial_run(*args, **kwargs)
+
+        def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+            if (feed_dict or options is not None or run_metadata is not None
+                    or type(fetches) is not list):
+                return self._sess.run(fetches, feed_dict=feed_dict, options=options,
+                                      run_metadata=run_metadata)
+            key = tuple(map(id, fetches))
+            entry = self._cache.get(key)
+            if entry is None:
+                if len(self._cache) >= _CALLABLE_CACHE:
+                    self._cache.clear()
+                # keeps the fetched objects alive, so that their ids stay theirs
+                self._cache[key] = entry = [list(fetches), 0, None]
+            if entry[2] is not None:
+                return entry[2]()
+            entry[1] += 1
+            if entry[1] >= _CALLABLE_AFTER:
+                entry[2] = _fast_callable(self._sess, self._graph, entry[0])
+                return entry[2]()
+            return self._sess.run(fetches)
+
+        def close(self):
+            """Keeps the session: it belongs to the estimator."""
+
+        def __getattr__(self, name):
+            return getattr(self._sess, name)
+
+        def __repr__(self):
+            return f"<pyhooks kept session of {self._sess!r}>"
+
+    _KEPT_SESSION_TYPE = _KeptSession
+    return _KeptSession
+
+
+def _fast_callable(session, graph, fetches):
+    """A function running ``fetches`` (flat graph elements) in the caller's thread.
+
+    Falls back to ``session.make_callable`` for anything that is not a plain
+    tensor or operation of the graph (nested structures, other graphs' elements).
+    """
+    from tensorflow.core.protobuf import config_pb2
+
+    elements = []
+    try:
+        for fetch in fetches:
+            if isinstance(fetch, (list, tuple, dict)):
+                raise TypeError("nested")
+            elements.append(graph.as_graph_element(fetch, allow_tensor=True,
+                                                   allow_operation=True))
+    except (TypeError, ValueError, KeyError):
+        return session.make_callable(fetches)
+    options = config_pb2.CallableOptions()
+    options.run_options.inter_op_thread_pool = -1  # run in the calling thread
+    slots = []
+    names = {}
+    for element in elements:
+        if hasattr(element, "dtype"):  # a tensor
+            index = names.get(element.name)
+            if index is None:
+                index = names[element.name] = len(names)
+                options.fetch.append(element.name)
+            slots.append(index)
+        else:
+            options.target.append(element.name)
+            slots.append(None)
+    run = session._make_callable_from_options(options)  # noqa: SLF001
+
+    if all(slot == i for i, slot in enumerate(slots)):
+        return run
+    if all(slot is None for slot in slots):
+        def run_targets():
+            run()
+            return [None] * len(slots)
+        return run_targets
+
+    def run_and_place():
+        values = run()
+        return [None if slot is None else values[slot] for slot in slots]
+    return run_and_place
+
+
+class _KeptSessionCreator:
+    """``create_session()`` finalizes the graph and returns the kept session."""
+
+    def __init__(self, state):
+        self._state = state
+
+    def create_session(self):
+        self._state.graph.finalize()
+        return _kept_session_type()(self._state)
+
+
+class _StopAfterNRuns(SessionRunHook):
+    """Requests a stop after ``n`` runs (evaluation ``steps``)."""
+
+    def __init__(self, n):
+        self._n = n
+        self._done = 0
+
+    def after_create_session(self, session, coord):
+        if self._n <= 0:
+            coord.request_stop()
+
+    def after_run(self, run_context, run_values):
+        self._done += 1
+        if self._done >= self._n:
+            run_context.request_stop()
+
+
+# --------------------------------------------------------------------------- graph building
+class _Builder:
+    """What feature columns see while the graph is built: raw tensors, caches."""
+
+    def __init__(self, tf, raw):
+        self.tf = tf
+        self._raw = raw
+        self._ids = {}
+        self._dense = {}
+
+    def raw(self, key, kind):
+        return self._raw[(key, kind)]
+
+    def raw_as_string(self, key):
+        return self._raw[(key, STR_OR_INT)]
+
+    def ids(self, column):
+        found = self._ids.get(id(column))
+        if found is None:
+            found = self._ids[id(column)] = column.ids(self)
+        return found
+
+    def dense(self, column):
+        found = self._dense.get(id(column))
+        if found is None:
+            found = self._dense[id(column)] = column.dense(self)
+        return found
+
+    transform = dense
+
+    def variable(self, name, shape, initializer, trainable=True):
+        return self.tf.compat.v1.get_variable(name, shape, initializer=initializer,
+                                              trainable=trainable)
+
+
+def _tf_dtype(tf, kind):
+    return {FLOAT: tf.float32, INT: tf.int64, STR: tf.string, STR_OR_INT: tf.string}[kind]
+
+
+def _feature_name(key, kind):
+    return f"{key}:{kind}"
+
+
+class _GraphState:
+    """One mode's graph, session, input pipeline and the tensors the loop runs."""
+
+    def __init__(self, estimator, mode):
+        tf = import_tensorflow()
+        self.mode = mode
+        self.model_dir = estimator.model_dir
+        self.callables = {}
+        self.synced_checkpoint = None
+        self.synced_stamp = None
+        v1 = tf.compat.v1
+        self.graph = graph = tf.Graph()
+        with graph.as_default():
+            if estimator._seed is not None:
+                v1.set_random_seed(estimator._seed)
+            self.global_step = v1.train.get_or_create_global_step()
+            # What session.run(global_step) fetches; hooks' global_step_read is this too.
+            self.global_step_read = self.global_step._graph_element
+            from tensorflow.python.training import training_util
+
+            graph.add_to_collection(training_util.GLOBAL_STEP_READ_KEY, self.global_step_read)
+
+            # -- input pipeline: one re-initializable iterator for every input_fn
+            with tf.name_scope("input"):
+                self.placeholders = {}
+                for key, kind in estimator._raw_inputs:
+                    self.placeholders[_feature_name(key, kind)] = v1.placeholder(
+                        _tf_dtype(tf, kind), [None], name=re.sub(r"\W", "_", key))
+                if mode != PREDICT:
+                    self.placeholders[_LABEL] = v1.placeholder(
+                        estimator._head.label_dtype(tf), estimator._head.label_shape(),
+                        name="labels")
+                    if estimator._weight_column is not None:
+                        self.placeholders[_WEIGHT] = v1.placeholder(tf.float32, [None],
+                                                                    name="weights")
+                self.batch_size = v1.placeholder(tf.int64, [], name="batch_size")
+                self.epochs = v1.placeholder(tf.int64, [], name="num_epochs")
+                self.buffer = v1.placeholder(tf.int64, [], name="shuffle_buffer")
+                self.seed = v1.placeholder_with_default(tf.constant(0, tf.int64), [], name="seed")
+                # No tf.data graph rewrites: they would run at every re-initialization
+                # (each call) and gain nothing on in-memory slices.
+                options = tf.data.Options()
+                options.experimental_optimization.apply_default_optimizations = False
+                options.experimental_optimization.inject_prefetch = False
+                options.autotune.enabled = False
+                base = tf.data.Dataset.from_tensor_slices(self.placeholders)
+                plain = base.repeat(self.epochs).batch(self.batch_size).with_options(options)
+                shuffled = base.shuffle(self.buffer, seed=self.seed, reshuffle_each_iteration=True)
+                shuffled = shuffled.repeat(self.epochs).batch(self.batch_size)
+                shuffled = shuffled.with_options(options)
+                iterator = v1.data.Iterator.from_structure(v1.data.get_output_types(plain),
+                                                           v1.data.get_output_shapes(plain))
+                self.init_plain = iterator.make_initializer(plain)
+                self.init_shuffled = iterator.make_initializer(shuffled)
+                batch = iterator.get_next()
+
+            raw = {(key, kind): batch[_feature_name(key, kind)]
+                   for key, kind in estimator._raw_inputs}
+            builder = _Builder(tf, raw)
+            head = estimator._head
+            logits = estimator._model.logits(tf, builder, head.logits_dimension, mode == TRAIN)
+            self.model_variables = v1.global_variables()
+
+            if mode == PREDICT:
+                self.predictions = head.predictions(tf, logits)
+            else:
+                labels = batch[_LABEL]
+                weights = batch.get(_WEIGHT)
+                unweighted = head.unweighted_loss(tf, labels, logits)
+                per_example = unweighted if weights is None else unweighted * weights
+                per_example = tf.identity(per_example, name="per_example_loss")
+                training_loss = tf.reduce_sum(per_example, name="training_loss")
+                v1.add_to_collection(v1.GraphKeys.LOSSES, per_example)
+                v1.add_to_collection(TRAINING_LOSS_COLLECTION, training_loss)
+                self.per_example_loss = per_example
+                self.training_loss = training_loss
+                if mode == TRAIN:
+                    optimizer = make_optimizer(tf, estimator._optimizer,
+                                               estimator._model.default_learning_rate)
+                    update = optimizer.minimize(training_loss,
+                                                var_list=v1.trainable_variables())
+                    with tf.control_dependencies([update, self.global_step_read]):
+                        self.train_op = self.global_step.assign_add(1, read_value=False)
+                    v1.add_to_collection(v1.GraphKeys.TRAIN_OP, self.train_op)
+                    self.fetches = [self.train_op]
+                else:
+                    with v1.variable_scope("metrics"):
+                        metrics = head.metrics(tf, labels, logits, unweighted, weights,
+                                               training_loss)
+                    self.metric_values = {name: value for name, (value, _) in metrics.items()}
+                    self.metric_update = tf.group(*[u for _, u in metrics.values()])
+                    self.metric_reset = v1.variables_initializer(
+                        v1.get_collection(v1.GraphKeys.METRIC_VARIABLES))
+                    self.fetches = [self.metric_update]
+
+            variables = v1.global_variables() if mode == TRAIN else self.model_variables
+            self.saver = v1.train.Saver(var_list=variables, max_to_keep=5, allow_empty=True,
+                                        save_relative_paths=True)
+            v1.add_to_collection(v1.GraphKeys.SAVERS, self.saver)
+            self.init_op = tf.group(v1.global_variables_initializer(),
+                                    v1.local_variables_initializer(), v1.tables_initializer())
+        graph.finalize()
+        self.session = v1.Session(graph=graph, config=estimator._session_config)
+        self.session.run(self.init_op)
+        self.sync()
+
+    def _index_stamp(self):
+        try:
+            info = os.stat(os.path.join(self.model_dir, "checkpoint"))
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+    def sync(self):
+        """Restores the latest checkpoint of ``model_dir`` if this session has not seen it.
+
+        The ``checkpoint`` index file is parsed only when its stat changed since
+        this session last saved or restored.
+        """
+        stamp = self._index_stamp()
+        if stamp is not None and stamp == self.synced_stamp:
+            return
+        import tensorflow as tf
+
+        latest = None if stamp is None else tf.train.latest_checkpoint(self.model_dir)
+        if latest is None:
+            if self.synced_checkpoint is not None:  # discarded after a failed call
+                self.session.run(self.init_op)
+                self.synced_checkpoint = None
+            return
+        if latest != self.synced_checkpoint:
+            with self.graph.as_default(), quiet():
+                try:
+                    self.saver.restore(self.session, latest)
+                except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as error:
+                    detail = str(error).strip().splitlines()[0]
+                    name = os.path.basename(latest)
+                    raise ValueError(
+                        f"model_dir {self.model_dir!r} holds a checkpoint ({name}) of a "
+                        f"different model (other columns, sizes or optimizer): {detail}"
+                    ) from error
+            self.synced_checkpoint = latest
+        self.synced_stamp = stamp
+
+    def discard(self):
+        """Forgets the session's variables: the next call restores the latest checkpoint.
+
+        After a failed ``train()`` (NaN loss, an error in a hook, Ctrl-C) the model
+        is what the last checkpoint holds, as with ``tf.estimator``.
+        """
+        self.synced_stamp = None
+        self.synced_checkpoint = "<discarded>"
+
+    def step(self):
+        return int(self.session.run(self.global_step_read))
+
+    def start_input(self, feeds, input_fn, training, epochs=None):
+        shuffle = input_fn.shuffles(training)
+        feed = {self.placeholders[name]: value for name, value in feeds.items()}
+        num_epochs = input_fn.num_epochs if epochs is None else epochs
+        feed[self.batch_size] = input_fn.batch_size
+        feed[self.epochs] = -1 if num_epochs is None else num_epochs
+        if shuffle:
+            feed[self.buffer] = input_fn.queue_capacity
+            # a fixed seed repeats the same order in every call; None: a new order each call
+            feed[self.seed] = (input_fn.seed if input_fn.seed is not None
+                               else int(_SEEDS.integers(1, 2**31 - 1)))
+        self.session.run(self.init_shuffled if shuffle else self.init_plain, feed)
+
+    def save(self, step):
+        path = os.path.join(self.model_dir, "model.ckpt")
+        with self.graph.as_default():
+            self.synced_checkpoint = self.saver.save(self.session, path, global_step=step,
+                                                     write_meta_graph=False)
+        self.synced_stamp = self._index_stamp()
+        return self.synced_checkpoint
+
+    def run_loop(self, hooks, fetches, collect=None):
+        """Runs ``fetches`` under ``pyhooks.MonitoredSession`` until a hook stops or input ends."""
+        from pyhooks.session import MonitoredSession
+
+        graph = self.graph
+        with graph.as_default():
+            with quiet():
+                graph._unsafe_unfinalize()  # noqa: SLF001 - hooks' begin() may add ops
+                try:
+                    monitored = MonitoredSession(_KeptSessionCreator(self), hooks)
+                finally:
+                    graph.finalize()
+            with monitored:
+                if collect is None:
+                    while not monitored.should_stop():
+                        monitored.run(fetches)
+                else:
+                    while not monitored.should_stop():
+                        collect(monitored.run(fetches))
+
+    def close(self):
+        self.session.close()
+
+
+# --------------------------------------------------------------------------- the estimator
+def _check_hooks(hooks):
+    if hooks is None:
+        return []
+    if isinstance(hooks, SessionRunHook) or (
+            not isinstance(hooks, (list, tuple)) and hasattr(hooks, "before_run")):
+        hooks = [hooks]
+    if not isinstance(hooks, (list, tuple)):
+        raise TypeError(f"`hooks` must be a list of SessionRunHook, got {hooks!r} "
+                        f"({type(hooks).__name__}).")
+    for i, hook in enumerate(hooks):
+        if isinstance(hook, (str, bytes, int, float, dict, list, tuple)) or not any(
+                callable(getattr(hook, m, None))
+                for m in ("begin", "after_create_session", "before_run", "after_run", "end")):
+            raise TypeError(f"`hooks[{i}]` must be a SessionRunHook, got {hook!r} "
+                            f"({type(hook).__name__}).")
+    return list(hooks)
+
+
+def _steps(name, value):
+    return check_positive(name, value, integer=True)
+
+
+class Estimator:
+    """A canned estimator (see :func:`pyhooks.linear_regressor` & co.).
+
+    Attributes:
+        model_dir: where checkpoints are kept (a temporary directory if none was given).
+    """
+
+    def __init__(self, model, head, model_dir=None, weight_column=None, optimizer="Ftrl",
+                 session_config=None, seed=None, name="Estimator"):
+        self._model = model
+        self._head = head
+        self._optimizer = optimizer
+        if weight_column is not None and (not isinstance(weight_column, str) or not weight_column):
+            raise TypeError(f"`weight_column` must be a column name or None, got "
+                            f"{weight_column!r}.")
+        self._weight_column = weight_column
+        if model_dir is None:
+            model_dir = tempfile.mkdtemp(prefix="pyhooks_model_")
+        elif not isinstance(model_dir, (str, os.PathLike)) or not os.fspath(model_dir):
+            raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
+        self.model_dir = os.path.abspath(os.fspath(model_dir))
+        os.makedirs(self.model_dir, exist_ok=True)
+        self._session_config = session_config
+        self._seed = None if seed is None else check_positive("seed", seed, integer=True,
+                                                              allow_zero=True)
+        self._name = name
+        raw = {}
+        for column in model.columns:
+            for key, kind in column.raw_inputs():
+                raw.setdefault((key, kind), []).append(column)
+        self._raw_inputs = sorted(raw)
+        self._raw_users = raw
+        self._states = {}
+        self._prepared = weakref.WeakKeyDictionary()
+
+    def __repr__(self):
+        names = ", ".join(c.name for c in self._model.columns)
+        return f"<pyhooks {self._name}: columns [{names}], model_dir={self.model_dir!r}>"
+
+    # -- plumbing
+    def _state(self, mode):
+        state = self._states.get(mode)
+        if state is None:
+            with quiet(), native_stderr_filtered():
+                state = self._states[mode] = _GraphState(self, mode)
+        else:
+            state.sync()
+        return state
+
+    def _feeds(self, input_fn, mode):
+        """The numpy arrays this estimator feeds for ``input_fn`` (checked once, then cached)."""
+        if not isinstance(input_fn, InputFn):
+            raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
+                            f"({type(input_fn).__name__}).")
+        cache = self._prepared.get(input_fn)
+        if cache is None:
+            cache = self._prepared[input_fn] = {}
+        labelled = mode != PREDICT
+        found = cache.get(labelled)
+        if found is not None:
+            return found
+        columns = input_fn.columns
+        feeds = {}
+        for (key, kind), users in self._raw_users.items():
+            if key not in columns:
+                raise ValueError(
+                    f"Feature column {users[0].name!r} needs the input column {key!r}, which the "
+                    f"input does not have; the input's features are: "
+                    f"{', '.join(input_fn.features)}.")
+            if key not in input_fn.features:
+                raise ValueError(f"Feature column {users[0].name!r} needs {key!r}, which is the "
+                                 f"input's response, not one of its features "
+                                 f"({', '.join(input_fn.features)}).")
+            values = _convert(key, columns[key], kind, users[0])
+            for column in users:
+                column.check_data(key, values)
+            feeds[_feature_name(key, kind)] = values
+        if labelled:
+            if not input_fn.response:
+                raise ValueError(f"{'train' if mode == TRAIN else 'evaluate'}() needs labels: "
+                                 "give `response` to input_fn().")
+            feeds[_LABEL] = self._head.labels(input_fn)
+            if self._weight_column is not None:
+                name = self._weight_column
+                if name not in columns:
+                    raise ValueError(f"weight_column {name!r} is not a column of the input; it "
+                                     f"has: {', '.join(input_fn.features)}.")
+                weights = columns[name]
+                if weights.dtype.kind not in "biuf":
+                    raise TypeError(f"weight_column {name!r} must be numeric.")
+                if (weights < 0).any():
+                    raise ValueError(f"weight_column {name!r} must not be negative.")
+                feeds[_WEIGHT] = weights.astype(np.float32)
+        cache[labelled] = feeds
+        return feeds
+
+    # -- public API
+    def train(self, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None):
+        """Trains the model on ``input_fn``, continuing from the last global step.
+
+        Args:
+            input_fn: an :func:`input_fn` with a ``response``.
+            steps: train this many more steps (or until the input is exhausted).
+            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook`` is
+                always added; a ``HistorySaverHook`` and a ``ProgressBarHook`` too,
+                unless ``hooks`` has one of that kind (a caller's ``ProgressBarHook``
+                whose ``total`` is None gets the number of steps).
+            max_steps: train until the global step reaches this (exclusive with ``steps``).
+            saving_listeners: ``CheckpointSaverListener`` objects, called around the
+                checkpoint saves of the caller's ``CheckpointSaverHook``, or of one added
+                for them (every 600 s and at the end).
+
+        Returns:
+            the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
+
+        Raises:
+            ValueError: both ``steps`` and ``max_steps``, non-positive steps, or
+                input that repeats forever with neither.
+        """
+        from pyhooks import hooks as builtin
+
+        if steps is not None and max_steps is not None:
+            raise ValueError("Can not provide both steps and max_steps.")
+        if steps is not None:
+            steps = _steps("steps", steps)
+            if steps <= 0:
+                raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if max_steps is not None:
+            max_steps = _steps("max_steps", max_steps)
+            if max_steps <= 0:
+                raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        hooks = _check_hooks(hooks)
+        listeners = list(saving_listeners or [])
+        for i, listener in enumerate(listeners):
+            if not callable(getattr(listener, "after_save", None)):
+                raise TypeError(f"`saving_listeners[{i}]` must be a CheckpointSaverListener, "
+                                f"got {listener!r}.")
+        feeds = self._feeds(input_fn, TRAIN)
+        if steps is None and max_steps is None and input_fn.num_epochs is None:
+            raise ValueError("Training would never end: the input repeats forever "
+                             "(num_epochs=None) and neither `steps` nor `max_steps` is given.")
+
+        state = self._state(TRAIN)
+        start = state.step()
+        history_hook = next((h for h in hooks if isinstance(h, builtin.HistorySaverHook)), None)
+        if max_steps is not None and start >= max_steps:
+            return history_hook.history if history_hook is not None else builtin.History()
+        if steps is not None:
+            total = steps
+        elif max_steps is not None:
+            total = max_steps - start
+        else:
+            total = input_fn.steps_per_run()
+        if input_fn.num_epochs is not None:
+            total = min(total, input_fn.steps_per_run())
+
+        extra = [builtin.StopAtStepHook(num_steps=steps) if steps is not None
+                 else builtin.StopAtStepHook(last_step=max_steps)] if (
+            steps is not None or max_steps is not None) else []
+        extra.append(builtin.NanTensorHook(state.training_loss))
+        if history_hook is None:
+            history_hook = builtin.HistorySaverHook()
+            extra.append(history_hook)
+        bars = [h for h in hooks if isinstance(h, builtin.ProgressBarHook)]
+        for bar in bars:
+            if bar.total is None:
+                bar.total = total
+        if not bars:
+            extra.append(builtin.ProgressBarHook(total=total))
+        if listeners:
+            savers = [h for h in hooks if isinstance(h, builtin.CheckpointSaverHook)]
+            if savers:  # as tf.estimator: the caller's saver hook calls the listeners
+                savers[0]._listeners.extend(listeners)  # noqa: SLF001
+            else:
+                extra.append(builtin.CheckpointSaverHook(self.model_dir, save_secs=600,
+                                                         saver=state.saver, listeners=listeners,
+                                                         save_graph_def=False))
+
+        state.start_input(feeds, input_fn, training=True)
+        try:
+            state.run_loop(hooks + extra, state.fetches)
+        except BaseException:
+            state.discard()
+            raise
+        self._save_if_needed(state, hooks + extra)
+        return history_hook.history
+
+    def _save_if_needed(self, state, hooks):
+        from pyhooks import hooks as builtin
+
+        step = state.step()
+        if any(isinstance(h, builtin.CheckpointSaverHook) for h in hooks):
+            import tensorflow as tf
+
+            latest = tf.train.latest_checkpoint(self.model_dir)
+            if latest is not None and latest.endswith(f"-{step}"):
+                state.synced_checkpoint = latest  # the hook saved it at its end()
+                state.synced_stamp = state._index_stamp()  # noqa: SLF001
+                return latest
+        with quiet():
+            return state.save(step)
+
+    def evaluate(self, input_fn, steps=None, hooks=None, name=None):
+        """Evaluates the model (as last saved by ``train()``) on ``input_fn``.
+
+        Args:
+            input_fn: an :func:`input_fn` with a ``response``; shuffled only if its
+                ``shuffle`` is True.
+            steps: evaluate this many batches (default: until the input is exhausted).
+            hooks: a list of hooks run in the evaluation loop.
+            name: a name for this evaluation (accepted for compatibility).
+
+        Returns:
+            ``{metric: float}``: ``loss`` (mean over batches of the summed batch loss),
+            ``average_loss`` (mean per-example loss), ``global_step`` (int), and for
+            regressors ``label/mean`` and ``prediction/mean``; for binary classifiers
+            also ``accuracy``, ``accuracy_baseline``, ``auc``, ``auc_precision_recall``,
+            ``precision``, ``recall``, ``label/mean``, ``prediction/mean``; for
+            multi-class classifiers ``accuracy``.
+        """
+        if steps is not None:
+            steps = _steps("steps", steps)
+            if steps <= 0:
+                raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"`name` must be a string or None, got {name!r}.")
+        hooks = _check_hooks(hooks)
+        feeds = self._feeds(input_fn, EVAL)
+        if steps is None and input_fn.num_epochs is None:
+            raise ValueError("Evaluation would never end: the input repeats forever "
+                             "(num_epochs=None) and `steps` is not given.")
+        state = self._state(EVAL)
+        state.session.run(state.metric_reset)
+        state.start_input(feeds, input_fn, training=False)
+        extra = [] if steps is None else [_StopAfterNRuns(steps)]
+        state.run_loop(hooks + extra, state.fetches)
+        values = state.session.run(state.metric_values)
+        results = {key: float(value) for key, value in sorted(values.items())}
+        results["global_step"] = state.step()
+        return results
+
+    def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False):
+        """Predictions for every example of ``input_fn``, in input order (unless it shuffles).
+
+        Args:
+            input_fn: an :func:`input_fn` (its ``response`` is ignored); one pass is made
+                whatever ``num_epochs`` says.
+            hooks: a list of hooks run in the prediction loop.
+            predict_keys: a key or list of keys to keep (default: all). Regressors:
+                ``predictions``. Classifiers: ``logits``, ``logistic`` (binary only),
+                ``probabilities``, ``class_ids``, ``classes``.
+            as_dict: False (default): a list with one ``{key: numpy array}`` per example,
+                as ``tf.estimator``'s ``predict`` yields; True: one dict of arrays whose
+                first dimension is the example.
+
+        Returns:
+            a list of dicts (one per example), or a dict of arrays if ``as_dict``.
+        """
+        keys = self._predict_keys(predict_keys)
+        hooks = _check_hooks(hooks)
+        feeds = self._feeds(input_fn, PREDICT)
+        state = self._state(PREDICT)
+        graph_keys = [k for k in keys if k in state.predictions]
+        if "classes" in keys and "class_ids" not in graph_keys:
+            graph_keys.append("class_ids")
+        fetch = [state.predictions[k] for k in graph_keys]  # the same list objects every call
+        batches = []
+        state.start_input(feeds, input_fn, training=False, epochs=1)
+        state.run_loop(hooks, fetch, collect=batches.append)
+        merged = {k: np.concatenate([b[i] for b in batches]) if batches
+                  else np.zeros((0,), dtype=np.float32) for i, k in enumerate(graph_keys)}
+        merged = self._head.finish_predictions(merged)
+        merged = {k: merged[k] for k in keys}
+        if as_dict:
+            return merged
+        count = len(next(iter(merged.values()))) if merged else 0
+        return [{k: v[i] for k, v in merged.items()} for i in range(count)]
+
+    def _predict_keys(self, predict_keys):
+        available = self._head.prediction_keys
+        if predict_keys is None:
+            return list(available)
+        if isinstance(predict_keys, str):
+            predict_keys = [predict_keys]
+        keys = list(predict_keys)
+        unknown = [k for k in keys if k not in available]
+        if unknown or not keys:
+            raise ValueError(f"`predict_keys` {predict_keys!r}: unknown key(s) {unknown}; this "
+                             f"estimator predicts {list(available)}.")
+        return keys
+
+    # -- checkpoints
+    def latest_checkpoint(self):
+        """The path of the newest checkpoint in ``model_dir``, or None."""
+        tf = import_tensorflow()
+        return tf.train.latest_checkpoint(self.model_dir)
+
+    def get_variable_names(self):
+        """Names of the variables in the latest checkpoint."""
+        tf = import_tensorflow()
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(f"No checkpoint in {self.model_dir!r}: train the model first.")
+        return sorted(name for name, _ in tf.train.list_variables(path))
+
+    def get_variable_value(self, name):
+        """The value of variable ``name`` in the latest checkpoint."""
+        tf = import_tensorflow()
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(f"No checkpoint in {self.model_dir!r}: train the model first.")
+        return tf.train.load_variable(path, name)
+
+    def close(self):
+        """Closes the estimator's sessions (they are re-created on next use)."""
+        for state in self._states.values():
+            state.close()
+        self._states.clear()
+
+
+def _convert(key, values, kind, column):
+    """An input column as the dtype a feature column needs; TypeError naming both."""
+    dtype = values.dtype.kind
+    who = f"{type(column).__name__} {column.name!r}"
+    if kind == FLOAT:
+        if dtype not in "biuf":
+            raise TypeError(f"Column {key!r} must be numeric for {who}, got strings such as "
+                            f"{values[0]!r}.")
+        return values.astype(np.float32)
+    if kind == INT:
+        if dtype in "biu":
+            return values.astype(np.int64)
+        if dtype == "f" and np.all(np.mod(values, 1) == 0):
+            return values.astype(np.int64)
+        example = values[0] if dtype != "f" else values[np.mod(values, 1) != 0][0]
+        raise TypeError(f"Column {key!r} must hold whole numbers for {who}, got {example!r}.")
+    if kind == STR:
+        if dtype != "U":
+            raise TypeError(f"Column {key!r} must hold strings for {who} (its vocabulary is "
+                            f"strings), got {values.dtype} values such as {values[0]!r}.")
+        return values
+    # STR_OR_INT: hashed as strings; whole numbers as their decimal text
+    if dtype == "U":
+        return values
+    if dtype == "b":
+        return values.astype(np.int64).astype(str)
+    if dtype == "f" and np.all(np.mod(values, 1) == 0):
+        return values.astype(np.int64).astype(str)
+    return values.astype(str)

@@ -1,0 +1,483 @@
+"""Feature columns: how raw input columns become the model's input tensors.
+
+A small, self-contained re-implementation of TensorFlow's feature columns for
+column-oriented data (one value per example and column), built from plain
+TensorFlow ops in the estimator's graph. Constructing columns imports no
+TensorFlow; the graph parts run when an estimator builds its graph.
+
+Two families, as in TensorFlow:
+
+* dense columns give a ``float32 [batch, d]`` tensor: :func:`column_numeric`,
+  :func:`column_indicator`, :func:`column_embedding`, :func:`column_bucketized`;
+* categorical columns give one integer id per example in ``[0, num_buckets)``
+  (``-1``: no id, which contributes nothing): :func:`column_categorical_with_vocabulary_list`,
+  :func:`column_categorical_with_identity`, :func:`column_categorical_with_hash_bucket`,
+  :func:`column_crossed`, :func:`column_bucketized`.
+
+Linear models take both families (a categorical column gets one weight per
+bucket); DNN models take dense columns only (wrap a categorical column in
+:func:`column_indicator` or :func:`column_embedding`).
+
+Example:
+    >>> fcs = feature_columns(column_numeric("drat"),
+    ...                       column_indicator(column_categorical_with_identity("cyl", 9)))
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from pyhooks.timer import check_positive
+
+__all__ = [
+    "FeatureColumn",
+    "column_bucketized",
+    "column_categorical_with_hash_bucket",
+    "column_categorical_with_identity",
+    "column_categorical_with_vocabulary_list",
+    "column_crossed",
+    "column_embedding",
+    "column_indicator",
+    "column_numeric",
+    "feature_columns",
+]
+
+# Kinds of raw input a column needs: the input column is converted to this.
+FLOAT, INT, STR, STR_OR_INT = "float", "int", "str", "str_or_int"
+
+
+def _check_key(name, key):
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"`{name}` must be a non-empty string (a column name), got {key!r}.")
+    return key
+
+
+class FeatureColumn:
+    """Base of all feature columns (immutable once built).
+
+    Attributes:
+        name: the column's name, used in variable names and error messages.
+    """
+
+    is_dense = False
+    is_categorical = False
+    name = ""
+
+    def raw_inputs(self):
+        """``[(key, kind)]`` of the raw input columns this column reads."""
+        raise NotImplementedError
+
+    def check_data(self, key, values):
+        """Extra validation of a converted input column (raises ValueError)."""
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._repr_fields())
+        return f"{type(self).__name__}({fields})"
+
+    def _repr_fields(self):
+        return [("name", self.name)]
+
+
+class _Categorical(FeatureColumn):
+    is_categorical = True
+    num_buckets = 0
+    can_miss = False  # True if ids() may give -1 (no bucket)
+
+    def ids(self, ctx):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class NumericColumn(FeatureColumn):
+    is_dense = True
+
+    def __init__(self, key, shape=(1,), default_value=None, dtype="float32", normalizer_fn=None):
+        self.key = self.name = _check_key("key", key)
+        dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+        if len(dims) != 1 or check_positive("shape", dims[0], integer=True) != 1:
+            raise ValueError(f"`shape` must be 1 (one value per example), got {shape!r}: "
+                             "input_fn() data has one value per row and column.")
+        numeric_type = getattr(dtype, "is_floating", False) or getattr(dtype, "is_integer", False)
+        if dtype not in ("float32", "float64", "float", "double", "int32", "int64", None) and \
+                not numeric_type:
+            raise ValueError(f"`dtype` must be a numeric type, got {dtype!r}.")
+        if default_value is not None and not isinstance(default_value, numbers.Real):
+            raise TypeError(f"`default_value` must be a number or None, got {default_value!r}.")
+        if normalizer_fn is not None and not callable(normalizer_fn):
+            raise TypeError(f"`normalizer_fn` must be a function or None, got {normalizer_fn!r}.")
+        self.default_value = default_value
+        self.normalizer_fn = normalizer_fn
+        self.dimension = 1
+
+    def raw_inputs(self):
+        return [(self.key, FLOAT)]
+
+    def dense(self, ctx):
+        tf = ctx.tf
+        x = ctx.raw(self.key, FLOAT)
+        if self.normalizer_fn is not None:
+            x = tf.cast(self.normalizer_fn(x), tf.float32)
+        return tf.reshape(x, [-1, 1])
+
+    def _repr_fields(self):
+        return [("key", self.key)]
+
+
+class VocabularyListColumn(_Categorical):
+    def __init__(self, key, vocabulary_list, dtype=None, default_value=-1, num_oov_buckets=0):
+        self.key = self.name = _check_key("key", key)
+        if isinstance(vocabulary_list, (str, bytes)) or not hasattr(vocabulary_list, "__iter__"):
+            vocabulary_list = [vocabulary_list]
+        vocab = [v.item() if hasattr(v, "item") else v for v in vocabulary_list]
+        if not vocab:
+            raise ValueError(f"`vocabulary_list` of column {key!r} must not be empty.")
+        if all(isinstance(v, str) for v in vocab):
+            self.kind = STR
+        elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vocab):
+            self.kind = INT
+        elif all(isinstance(v, numbers.Real) and float(v).is_integer() for v in vocab):
+            vocab = [int(v) for v in vocab]  # R's c(4, 6, 8)
+            self.kind = INT
+        else:
+            raise TypeError(f"`vocabulary_list` of column {key!r} must be all strings or all "
+                            f"whole numbers, got {vocabulary_list!r}.")
+        if len(set(vocab)) != len(vocab):
+            dupes = sorted({v for v in vocab if vocab.count(v) > 1}, key=str)
+            raise ValueError(f"`vocabulary_list` of column {key!r} has duplicates: {dupes}.")
+        if dtype is not None:
+            want = str(getattr(dtype, "name", dtype))
+            if (want == "string") != (self.kind == STR):
+                raise ValueError(f"`dtype` {want!r} does not match `vocabulary_list` {vocab!r}.")
+        self.vocabulary = vocab
+        self.num_oov_buckets = check_positive("num_oov_buckets", num_oov_buckets, integer=True,
+                                              allow_zero=True, allow_none=False)
+        if default_value is None:
+            default_value = -1
+        if isinstance(default_value, bool) or not float(default_value).is_integer():
+            raise ValueError(f"`default_value` must be a whole number, got {default_value!r}.")
+        self.default_value = int(default_value)
+        if self.num_oov_buckets and self.default_value != -1:
+            raise ValueError("Can't specify both `default_value` and `num_oov_buckets`.")
+        self.num_buckets = len(vocab) + self.num_oov_buckets
+        self.can_miss = self.num_oov_buckets == 0 and self.default_value == -1
+
+    def raw_inputs(self):
+        return [(self.key, self.kind)]
+
+    def ids(self, ctx):
+        from tensorflow.python.ops import lookup_ops
+
+        tf = ctx.tf
+        table = lookup_ops.index_table_from_tensor(
+            vocabulary_list=tf.constant(self.vocabulary,
+                                        dtype=tf.string if self.kind == STR else tf.int64),
+            num_oov_buckets=self.num_oov_buckets, default_value=self.default_value,
+            dtype=tf.string if self.kind == STR else tf.int64, name=f"{_scope(self.name)}_lookup")
+        return table.lookup(ctx.raw(self.key, self.kind))
+
+    def _repr_fields(self):
+        return [("key", self.key), ("vocabulary_list", self.vocabulary)]
+
+
+class IdentityColumn(_Categorical):
+    def __init__(self, key, num_buckets, default_value=None):
+        self.key = self.name = _check_key("key", key)
+        self.num_buckets = check_positive("num_buckets", num_buckets, integer=True,
+                                          allow_none=False)
+        if default_value is not None:
+            default_value = check_positive("default_value", default_value, integer=True,
+                                           allow_zero=True)
+            if default_value >= self.num_buckets:
+                raise ValueError(f"`default_value` {default_value} not in [0, "
+                                 f"{self.num_buckets}).")
+        self.default_value = default_value
+
+    def raw_inputs(self):
+        return [(self.key, INT)]
+
+    def check_data(self, key, values):
+        if self.default_value is None and values.size:
+            bad = (values < 0) | (values >= self.num_buckets)
+            if bad.any():
+                first = values[bad][0]
+                raise ValueError(
+                    f"Column {key!r}: column_categorical_with_identity(num_buckets="
+                    f"{self.num_buckets}) needs values in [0, {self.num_buckets}), got {first!r} "
+                    f"({int(bad.sum())} value(s) out of range). Give `default_value` to map "
+                    "them to a bucket.")
+
+    def ids(self, ctx):
+        tf = ctx.tf
+        x = ctx.raw(self.key, INT)
+        if self.default_value is None:
+            return x
+        inside = tf.logical_and(x >= 0, x < self.num_buckets)
+        return tf.where(inside, x, tf.fill(tf.shape(x), tf.constant(self.default_value, tf.int64)))
+
+    def _repr_fields(self):
+        return [("key", self.key), ("num_buckets", self.num_buckets)]
+
+
+class HashBucketColumn(_Categorical):
+    def __init__(self, key, hash_bucket_size, dtype="string"):
+        self.key = self.name = _check_key("key", key)
+        self.num_buckets = check_positive("hash_bucket_size", hash_bucket_size, integer=True,
+                                          allow_none=False)
+        if self.num_buckets < 2:
+            raise ValueError(f"`hash_bucket_size` must be at least 2, got {hash_bucket_size!r}.")
+        self.hash_bucket_size = self.num_buckets
+
+    def raw_inputs(self):
+        return [(self.key, STR_OR_INT)]
+
+    def ids(self, ctx):
+        tf = ctx.tf
+        return tf.strings.to_hash_bucket_fast(ctx.raw_as_string(self.key), self.num_buckets)
+
+    def _repr_fields(self):
+        return [("key", self.key), ("hash_bucket_size", self.num_buckets)]
+
+
+class BucketizedColumn(_Categorical):
+    is_dense = True
+
+    def __init__(self, source_column, boundaries):
+        if not isinstance(source_column, NumericColumn):
+            raise TypeError("`source_column` must be a column_numeric(), got "
+                            f"{source_column!r}.")
+        if isinstance(boundaries, numbers.Real):
+            boundaries = [boundaries]
+        try:
+            bounds = [float(b) for b in boundaries]
+        except (TypeError, ValueError):
+            raise TypeError(f"`boundaries` must be numbers, got {boundaries!r}.") from None
+        if not bounds or any(math.isnan(b) for b in bounds) or any(
+                a >= b for a, b in zip(bounds, bounds[1:])):
+            raise ValueError(f"`boundaries` must be a non-empty, strictly increasing list of "
+                             f"numbers, got {boundaries!r}.")
+        self.source_column = source_column
+        self.boundaries = bounds
+        self.name = f"{source_column.name}_bucketized"
+        self.num_buckets = self.dimension = len(bounds) + 1
+
+    def raw_inputs(self):
+        return self.source_column.raw_inputs()
+
+    def ids(self, ctx):
+        tf = ctx.tf
+        x = tf.reshape(ctx.transform(self.source_column), [-1])
+        return tf.cast(tf.raw_ops.Bucketize(input=x, boundaries=self.boundaries), tf.int64)
+
+    def dense(self, ctx):
+        return ctx.tf.one_hot(ctx.ids(self), self.num_buckets, dtype=ctx.tf.float32)
+
+    def _repr_fields(self):
+        return [("source_column", self.source_column), ("boundaries", self.boundaries)]
+
+
+class CrossedColumn(_Categorical):
+    def __init__(self, keys, hash_bucket_size, hash_key=None):
+        if isinstance(keys, (str, FeatureColumn)):
+            keys = [keys]
+        keys = list(keys)
+        if len(keys) < 2:
+            raise ValueError(f"`keys` must name at least two columns to cross, got {keys!r}.")
+        for key in keys:
+            if isinstance(key, str):
+                _check_key("keys", key)
+            elif not isinstance(key, _Categorical) or isinstance(key, HashBucketColumn):
+                raise TypeError("`keys` must be column names or categorical columns (not hashed "
+                                f"ones), got {key!r}.")
+        self.keys = keys
+        self.num_buckets = check_positive("hash_bucket_size", hash_bucket_size, integer=True,
+                                          allow_none=False)
+        self.hash_bucket_size = self.num_buckets
+        self.hash_key = hash_key
+        self.name = "_X_".join(sorted(k if isinstance(k, str) else k.name for k in keys))
+
+    def raw_inputs(self):
+        found = []
+        for key in self.keys:
+            found.extend([(key, STR_OR_INT)] if isinstance(key, str) else key.raw_inputs())
+        return found
+
+    def ids(self, ctx):
+        tf = ctx.tf
+        parts = []
+        for key in self.keys:
+            if isinstance(key, str):
+                parts.append(ctx.raw_as_string(key))
+            else:
+                parts.append(tf.strings.as_string(ctx.ids(key)))
+        joined = tf.strings.join(parts, separator="\x1f")
+        return tf.strings.to_hash_bucket_fast(joined, self.num_buckets)
+
+    def _repr_fields(self):
+        return [("keys", self.keys), ("hash_bucket_size", self.num_buckets)]
+
+
+class IndicatorColumn(FeatureColumn):
+    is_dense = True
+
+    def __init__(self, categorical_column):
+        if not isinstance(categorical_column, _Categorical):
+            raise TypeError("`categorical_column` must be a categorical column (column_categorical_"
+                            f"*, column_bucketized or column_crossed), got {categorical_column!r}.")
+        self.categorical_column = categorical_column
+        self.name = f"{categorical_column.name}_indicator"
+        self.dimension = categorical_column.num_buckets
+
+    def raw_inputs(self):
+        return self.categorical_column.raw_inputs()
+
+    def dense(self, ctx):
+        tf = ctx.tf
+        return tf.one_hot(ctx.ids(self.categorical_column), self.dimension, dtype=tf.float32)
+
+    def _repr_fields(self):
+        return [("categorical_column", self.categorical_column)]
+
+
+class EmbeddingColumn(FeatureColumn):
+    is_dense = True
+
+    def __init__(self, categorical_column, dimension, combiner="mean", initializer=None,
+                 max_norm=None, trainable=True):
+        if not isinstance(categorical_column, _Categorical):
+            raise TypeError("`categorical_column` must be a categorical column (column_categorical_"
+                            f"*, column_bucketized or column_crossed), got {categorical_column!r}.")
+        if combiner not in ("mean", "sqrtn", "sum"):
+            raise ValueError(f"`combiner` must be 'mean', 'sqrtn' or 'sum', got {combiner!r}.")
+        if initializer is not None and not callable(initializer):
+            raise TypeError(f"`initializer` must be an initializer or None, got {initializer!r}.")
+        if not isinstance(trainable, bool):
+            raise TypeError(f"`trainable` must be True or False, got {trainable!r}.")
+        self.categorical_column = categorical_column
+        self.dimension = check_positive("dimension", dimension, integer=True, allow_none=False)
+        self.combiner = combiner  # one id per example: every combiner gives the same result
+        self.initializer = initializer
+        self.max_norm = check_positive("max_norm", max_norm, integer=False)
+        self.trainable = trainable
+        self.name = f"{categorical_column.name}_embedding"
+
+    def raw_inputs(self):
+        return self.categorical_column.raw_inputs()
+
+    def dense(self, ctx):
+        tf = ctx.tf
+        initializer = self.initializer or tf.compat.v1.truncated_normal_initializer(
+            mean=0.0, stddev=1.0 / math.sqrt(self.dimension))
+        table = ctx.variable(f"{_scope(self.name)}/embedding_weights",
+                             [self.categorical_column.num_buckets, self.dimension],
+                             initializer, trainable=self.trainable)
+        ids = ctx.ids(self.categorical_column)
+        found = tf.nn.embedding_lookup(table, tf.maximum(ids, 0), max_norm=self.max_norm)
+        return found * tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
+
+    def _repr_fields(self):
+        return [("categorical_column", self.categorical_column), ("dimension", self.dimension)]
+
+
+def _scope(name):
+    """A column name as a valid TensorFlow scope name."""
+    import re
+
+    cleaned = re.sub(r"[^A-Za-z0-9_.\-/]", "_", name)
+    return cleaned if cleaned[:1].isalnum() or cleaned[:1] == "." else f"c{cleaned}"
+
+
+# --------------------------------------------------------------------------- constructors
+def column_numeric(key, shape=(1,), default_value=None, dtype="float32", normalizer_fn=None):
+    """A real-valued column: the input column's numbers, as ``float32``.
+
+    Args:
+        key: the input column's name.
+        shape: 1 (input_fn() data holds one value per row and column).
+        default_value: accepted for compatibility; input_fn() rejects missing values.
+        dtype: a numeric type name.
+        normalizer_fn: a function applied to the tensor in the graph, e.g.
+            ``lambda x: (x - 3.6) / 0.5``.
+
+    Example:
+        >>> column_numeric("drat")
+        NumericColumn(key='drat')
+    """
+    return NumericColumn(key, shape, default_value, dtype, normalizer_fn)
+
+
+def column_categorical_with_vocabulary_list(key, vocabulary_list, dtype=None, default_value=-1,
+                                            num_oov_buckets=0):
+    """A categorical column whose ids are the positions of values in ``vocabulary_list``.
+
+    Values not in the list get ``default_value`` (``-1``: no contribution), or
+    one of ``num_oov_buckets`` extra buckets chosen by hashing.
+
+    Args:
+        key: the input column's name (strings, or whole numbers for a numeric vocabulary).
+        vocabulary_list: the known values, all strings or all whole numbers.
+    """
+    return VocabularyListColumn(key, vocabulary_list, dtype, default_value, num_oov_buckets)
+
+
+def column_categorical_with_identity(key, num_buckets, default_value=None):
+    """A categorical column whose ids are the input's whole numbers, in ``[0, num_buckets)``.
+
+    Values out of range are an error before training unless ``default_value`` is given.
+    """
+    return IdentityColumn(key, num_buckets, default_value)
+
+
+def column_categorical_with_hash_bucket(key, hash_bucket_size, dtype="string"):
+    """A categorical column whose ids are hashes of the values (strings or whole numbers)."""
+    return HashBucketColumn(key, hash_bucket_size, dtype)
+
+
+def column_indicator(categorical_column):
+    """The one-hot (dense) form of a categorical column, for DNN models."""
+    return IndicatorColumn(categorical_column)
+
+
+def column_embedding(categorical_column, dimension, combiner="mean", initializer=None,
+                     max_norm=None, trainable=True):
+    """A trainable ``dimension``-wide embedding of a categorical column (dense)."""
+    return EmbeddingColumn(categorical_column, dimension, combiner, initializer, max_norm,
+                           trainable)
+
+
+def column_bucketized(source_column, boundaries):
+    """Buckets of a numeric column: ``boundaries=[0, 10]`` gives (-inf, 0), [0, 10), [10, inf)."""
+    return BucketizedColumn(source_column, boundaries)
+
+
+def column_crossed(keys, hash_bucket_size, hash_key=None):
+    """Hashed crosses of several column names or categorical columns."""
+    return CrossedColumn(keys, hash_bucket_size, hash_key)
+
+
+def feature_columns(*columns):
+    """Groups feature columns into a list (lists are flattened), as R's ``feature_columns()``.
+
+    Raises:
+        TypeError: naming an item that is not a feature column.
+        ValueError: if no column is given or two columns have the same name.
+    """
+    flat = []
+
+    def add(item):
+        if isinstance(item, FeatureColumn):
+            flat.append(item)
+        elif isinstance(item, (list, tuple)):
+            for sub in item:
+                add(sub)
+        else:
+            raise TypeError(f"feature_columns() takes feature columns (column_*()), got {item!r} "
+                            f"({type(item).__name__}).")
+
+    add(columns)
+    if not flat:
+        raise ValueError("feature_columns() needs at least one column.")
+    names = [c.name for c in flat]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"Duplicate feature column name(s): {dupes}.")
+    return flat

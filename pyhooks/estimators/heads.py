@@ -1,0 +1,184 @@
+"""Heads: labels, per-example loss, predictions and metrics of regressors and classifiers.
+
+The per-example loss (shape ``[batch]``, times the example weight) is what goes
+in the ``losses`` collection; the training loss is its sum over the batch
+(TensorFlow 1.x canned estimators' ``SUM`` reduction). Labels are converted in
+numpy when the input is prepared, so a bad label fails before training.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyhooks.timer import check_positive
+
+__all__ = ["ClassificationHead", "RegressionHead"]
+
+
+class RegressionHead:
+    """Squared error; labels ``float32 [batch, label_dimension]``."""
+
+    def __init__(self, label_dimension=1):
+        self.label_dimension = check_positive("label_dimension", label_dimension, integer=True,
+                                              allow_none=False)
+        self.logits_dimension = self.label_dimension
+        self.prediction_keys = ("predictions",)
+
+    def label_dtype(self, tf):
+        return tf.float32
+
+    def label_shape(self):
+        return [None, self.label_dimension]
+
+    def labels(self, input_fn):
+        names = input_fn.response
+        if len(names) != self.label_dimension:
+            raise ValueError(f"The estimator has label_dimension={self.label_dimension}, but the "
+                             f"input's `response` names {len(names)} column(s): {names}.")
+        stacked = []
+        for name in names:
+            values = input_fn.columns[name]
+            if values.dtype.kind not in "biuf":
+                raise TypeError(f"Response column {name!r} must be numeric for a regressor, got "
+                                f"strings such as {values[0]!r}.")
+            stacked.append(values.astype(np.float32))
+        return np.stack(stacked, axis=1)
+
+    def unweighted_loss(self, tf, labels, logits):
+        return tf.reduce_sum(tf.math.squared_difference(logits, labels), axis=1)
+
+    def predictions(self, tf, logits):
+        return {"predictions": logits}
+
+    def finish_predictions(self, values):
+        return values
+
+    def metrics(self, tf, labels, logits, unweighted, weights, training_loss):
+        m = tf.compat.v1.metrics
+        return {
+            "loss": m.mean(training_loss),
+            "average_loss": m.mean(unweighted, weights=weights),
+            "label/mean": m.mean(labels, weights=_expand(tf, weights, labels)),
+            "prediction/mean": m.mean(logits, weights=_expand(tf, weights, logits)),
+        }
+
+
+def _expand(tf, weights, like):
+    if weights is None:
+        return None
+    return tf.broadcast_to(tf.expand_dims(weights, 1), tf.shape(like))
+
+
+class ClassificationHead:
+    """Softmax (or sigmoid for two classes) cross-entropy; labels ``int64 [batch]`` ids."""
+
+    def __init__(self, n_classes=2, label_vocabulary=None):
+        self.n_classes = check_positive("n_classes", n_classes, integer=True, allow_none=False)
+        if self.n_classes < 2:
+            raise ValueError(f"`n_classes` must be at least 2, got {n_classes!r}.")
+        if label_vocabulary is not None:
+            if isinstance(label_vocabulary, str) or not all(
+                    isinstance(v, str) for v in label_vocabulary):
+                raise TypeError("`label_vocabulary` must be a list of strings, got "
+                                f"{label_vocabulary!r}.")
+            label_vocabulary = list(label_vocabulary)
+            if len(label_vocabulary) != self.n_classes or len(set(label_vocabulary)) != len(
+                    label_vocabulary):
+                raise ValueError(f"`label_vocabulary` must hold n_classes={self.n_classes} "
+                                 f"distinct strings, got {label_vocabulary!r}.")
+        self.label_vocabulary = label_vocabulary
+        self.binary = self.n_classes == 2
+        self.logits_dimension = 1 if self.binary else self.n_classes
+        keys = ["logits", "probabilities", "class_ids", "classes"]
+        if self.binary:
+            keys.insert(1, "logistic")
+        self.prediction_keys = tuple(keys)
+
+    def label_dtype(self, tf):
+        return tf.int64
+
+    def label_shape(self):
+        return [None]
+
+    def labels(self, input_fn):
+        names = input_fn.response
+        if len(names) != 1:
+            raise ValueError(f"A classifier needs one response column, got {names}.")
+        name = names[0]
+        values = input_fn.columns[name]
+        if self.label_vocabulary is not None:
+            if values.dtype.kind != "U":
+                raise TypeError(f"Response column {name!r} must hold strings from "
+                                f"label_vocabulary={self.label_vocabulary}, got {values.dtype}.")
+            index = {v: i for i, v in enumerate(self.label_vocabulary)}
+            unknown = sorted(set(values.tolist()) - set(index))
+            if unknown:
+                raise ValueError(f"Response column {name!r} has values not in label_vocabulary="
+                                 f"{self.label_vocabulary}: {unknown[:5]}.")
+            return np.array([index[v] for v in values.tolist()], dtype=np.int64)
+        if values.dtype.kind == "U":
+            raise TypeError(f"Response column {name!r} holds strings such as {values[0]!r}: "
+                            "give `label_vocabulary` to the classifier, or use class ids "
+                            "0..n_classes-1.")
+        if values.dtype.kind == "f" and not np.all(np.mod(values, 1) == 0):
+            raise ValueError(f"Response column {name!r} must hold class ids (whole numbers), got "
+                             f"{values[np.mod(values, 1) != 0][0]!r}.")
+        ids = values.astype(np.int64)
+        bad = (ids < 0) | (ids >= self.n_classes)
+        if bad.any():
+            raise ValueError(f"Response column {name!r} must hold class ids in [0, "
+                             f"{self.n_classes}) for n_classes={self.n_classes}, got "
+                             f"{int(ids[bad][0])}.")
+        return ids
+
+    def unweighted_loss(self, tf, labels, logits):
+        if self.binary:
+            labels = tf.cast(tf.expand_dims(labels, 1), tf.float32)
+            loss = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+            return tf.reshape(loss, [-1])
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+
+    def predictions(self, tf, logits):
+        if self.binary:
+            logistic = tf.sigmoid(logits)
+            return {"logits": logits, "logistic": logistic,
+                    "probabilities": tf.concat([1.0 - logistic, logistic], axis=1),
+                    "class_ids": tf.cast(logits > 0, tf.int64)}
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits),
+                "class_ids": tf.expand_dims(tf.argmax(logits, axis=1), 1)}
+
+    def finish_predictions(self, values):
+        """Adds ``classes`` (label strings) computed from ``class_ids`` in numpy."""
+        ids = values.get("class_ids")
+        if ids is not None:
+            names = self.label_vocabulary or [str(i) for i in range(self.n_classes)]
+            values["classes"] = np.asarray(names, dtype=object)[ids]
+        return values
+
+    def metrics(self, tf, labels, logits, unweighted, weights, training_loss):
+        m = tf.compat.v1.metrics
+        predictions = self.predictions(tf, logits)
+        class_ids = tf.reshape(predictions["class_ids"], [-1])
+        result = {
+            "loss": m.mean(training_loss),
+            "average_loss": m.mean(unweighted, weights=weights),
+            "accuracy": m.accuracy(labels, class_ids, weights=weights),
+        }
+        if self.binary:
+            logistic = tf.reshape(predictions["logistic"], [-1])
+            float_labels = tf.cast(labels, tf.float32)
+            bool_labels = tf.cast(labels, tf.bool)
+            label_mean = m.mean(float_labels, weights=weights)
+            result.update({
+                "precision": m.precision(bool_labels, tf.cast(class_ids, tf.bool), weights=weights),
+                "recall": m.recall(bool_labels, tf.cast(class_ids, tf.bool), weights=weights),
+                "auc": m.auc(bool_labels, logistic, weights=weights, curve="ROC",
+                             summation_method="careful_interpolation"),
+                "auc_precision_recall": m.auc(bool_labels, logistic, weights=weights, curve="PR",
+                                              summation_method="careful_interpolation"),
+                "label/mean": label_mean,
+                "prediction/mean": m.mean(logistic, weights=weights),
+                "accuracy_baseline": (tf.maximum(label_mean[0], 1.0 - label_mean[0]),
+                                      label_mean[1]),
+            })
+        return result

@@ -1,0 +1,164 @@
+"""Model bodies (linear, DNN) and optimizers, as TensorFlow 1.x's canned estimators build them.
+
+Variable names follow TensorFlow's (``linear/linear_model/<column>/weights``,
+``dnn/hiddenlayer_0/kernel``...), so checkpoints are easy to read.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from pyhooks.estimators.feature_columns import FeatureColumn, _scope
+from pyhooks.timer import check_positive
+
+__all__ = ["DNNModel", "LinearModel", "make_optimizer"]
+
+_OPTIMIZERS = {
+    "adagrad": "AdagradOptimizer",
+    "adam": "AdamOptimizer",
+    "ftrl": "FtrlOptimizer",
+    "rmsprop": "RMSPropOptimizer",
+    "sgd": "GradientDescentOptimizer",
+}
+
+
+def check_optimizer(optimizer):
+    """Validates ``optimizer`` at construction: a name, an Optimizer or a function returning one."""
+    if isinstance(optimizer, str):
+        if optimizer.lower() not in _OPTIMIZERS:
+            raise ValueError(f"`optimizer` {optimizer!r} is not one of 'Adagrad', 'Adam', 'Ftrl', "
+                             "'RMSProp', 'SGD' (or give a tf.compat.v1.train.Optimizer).")
+        return optimizer
+    if callable(optimizer) or hasattr(optimizer, "minimize"):
+        return optimizer
+    raise TypeError(f"`optimizer` must be a name, a tf.compat.v1.train.Optimizer or a function "
+                    f"returning one, got {optimizer!r} ({type(optimizer).__name__}).")
+
+
+def make_optimizer(tf, optimizer, learning_rate):
+    """The optimizer object, built in the current graph."""
+    if isinstance(optimizer, str):
+        return getattr(tf.compat.v1.train, _OPTIMIZERS[optimizer.lower()])(
+            learning_rate=learning_rate)
+    if not hasattr(optimizer, "minimize") and callable(optimizer):
+        optimizer = optimizer()
+    if not hasattr(optimizer, "minimize"):
+        raise TypeError(f"`optimizer` must give a tf.compat.v1.train.Optimizer, got {optimizer!r}.")
+    return optimizer
+
+
+def check_columns(feature_columns, dense_only, who):
+    if isinstance(feature_columns, FeatureColumn):
+        feature_columns = [feature_columns]
+    if not isinstance(feature_columns, (list, tuple)) or not feature_columns:
+        raise ValueError(f"`feature_columns` must be a non-empty list of feature columns, got "
+                         f"{feature_columns!r}.")
+    for column in feature_columns:
+        if not isinstance(column, FeatureColumn):
+            raise TypeError(f"`feature_columns` must hold feature columns (column_*()), got "
+                            f"{column!r} ({type(column).__name__}).")
+        if dense_only and not column.is_dense:
+            raise ValueError(f"{who} needs dense columns; {column.name!r} is categorical: wrap it "
+                             "in column_indicator() or column_embedding().")
+    names = [c.name for c in feature_columns]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"Duplicate feature column name(s): {dupes}.")
+    return sorted(feature_columns, key=lambda c: c.name)
+
+
+class LinearModel:
+    """``sum_i w_i x_i + b``; categorical columns get one weight per bucket (zeros at start)."""
+
+    def __init__(self, feature_columns, sparse_combiner="sum"):
+        self.columns = check_columns(feature_columns, False, "A linear model")
+        if sparse_combiner not in ("sum", "mean", "sqrtn"):
+            raise ValueError(f"`sparse_combiner` must be 'sum', 'mean' or 'sqrtn', got "
+                             f"{sparse_combiner!r}.")
+        self.sparse_combiner = sparse_combiner  # one id per example: all give the same result
+        self.default_learning_rate = min(0.2, 1.0 / math.sqrt(len(self.columns)))
+
+    def logits(self, tf, builder, units, training):
+        v1 = tf.compat.v1
+        zeros = v1.zeros_initializer()
+        parts = []
+        with v1.variable_scope("linear/linear_model"):
+            for column in self.columns:
+                with v1.variable_scope(_scope(column.name)):
+                    if column.is_categorical:
+                        weights = v1.get_variable("weights", [column.num_buckets, units],
+                                                  initializer=zeros)
+                        ids = builder.ids(column)
+                        part = tf.gather(weights, tf.maximum(ids, 0))
+                        if getattr(column, "can_miss", True):
+                            part *= tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
+                    else:
+                        dense = builder.dense(column)
+                        weights = v1.get_variable("weights", [column.dimension, units],
+                                                  initializer=zeros)
+                        part = tf.matmul(dense, weights)
+                parts.append(part)
+            bias = v1.get_variable("bias_weights", [units], initializer=zeros)
+        total = parts[0] if len(parts) == 1 else tf.add_n(parts)
+        return tf.nn.bias_add(total, bias, name="logits")
+
+
+_ACTIVATIONS = ("relu", "relu6", "elu", "selu", "tanh", "sigmoid", "softplus", "softsign",
+                "leaky_relu", "swish", "gelu", "linear")
+
+
+class DNNModel:
+    """Fully connected hidden layers (Glorot-uniform kernels, zero biases), linear logits."""
+
+    def __init__(self, hidden_units, feature_columns, activation_fn="relu", dropout=None):
+        if isinstance(hidden_units, numbers.Real):
+            hidden_units = [hidden_units]
+        if not isinstance(hidden_units, (list, tuple)) or not hidden_units:
+            raise ValueError(f"`hidden_units` must be a non-empty list of layer sizes, got "
+                             f"{hidden_units!r}.")
+        self.hidden_units = [check_positive("hidden_units", u, integer=True, allow_none=False)
+                             for u in hidden_units]
+        self.columns = check_columns(feature_columns, True, "A DNN model")
+        if isinstance(activation_fn, str):
+            if activation_fn not in _ACTIVATIONS:
+                raise ValueError(f"`activation_fn` must be a function or one of {_ACTIVATIONS}, "
+                                 f"got {activation_fn!r}.")
+        elif not callable(activation_fn):
+            raise TypeError(f"`activation_fn` must be a function or a name, got {activation_fn!r}.")
+        self.activation_fn = activation_fn
+        if dropout is not None:
+            dropout = check_positive("dropout", dropout, integer=False, allow_zero=True)
+            if dropout >= 1:
+                raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
+        self.dropout = dropout
+        self.default_learning_rate = 0.05
+
+    def _activation(self, tf):
+        fn = self.activation_fn
+        if not isinstance(fn, str):
+            return fn
+        if fn == "linear":
+            return lambda x: x
+        return getattr(tf.nn, fn)
+
+    def logits(self, tf, builder, units, training):
+        v1 = tf.compat.v1
+        glorot = v1.glorot_uniform_initializer()
+        zeros = v1.zeros_initializer()
+        activation = self._activation(tf)
+        with v1.variable_scope("dnn"):
+            with v1.variable_scope("input_from_feature_columns/input_layer"):
+                parts = [builder.dense(column) for column in self.columns]
+                net = parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
+            for i, width in enumerate(self.hidden_units):
+                with v1.variable_scope(f"hiddenlayer_{i}"):
+                    kernel = v1.get_variable("kernel", [net.shape[1], width], initializer=glorot)
+                    bias = v1.get_variable("bias", [width], initializer=zeros)
+                    net = activation(tf.nn.bias_add(tf.matmul(net, kernel), bias))
+                    if training and self.dropout:
+                        net = tf.nn.dropout(net, rate=self.dropout)
+            with v1.variable_scope("logits"):
+                kernel = v1.get_variable("kernel", [net.shape[1], units], initializer=glorot)
+                bias = v1.get_variable("bias", [units], initializer=zeros)
+                return tf.nn.bias_add(tf.matmul(net, kernel), bias, name="logits")

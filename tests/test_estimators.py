@@ -1,0 +1,636 @@
+"""Canned estimators end to end through real TensorFlow: train / evaluate / predict with hooks."""
+
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import pyhooks  # noqa: E402
+from pyhooks.estimators import (  # noqa: E402
+    column_numeric,
+    dnn_classifier,
+    dnn_regressor,
+    evaluate,
+    feature_columns,
+    input_fn,
+    linear_classifier,
+    linear_regressor,
+    load_mtcars,
+    predict,
+    train,
+)
+from pyhooks.hooks import History  # noqa: E402
+
+
+def quiet_bar(**kwargs):
+    """A ProgressBarHook writing into a buffer (its text is in ``.out``)."""
+    out = io.StringIO()
+    hook = pyhooks.ProgressBarHook(writer=out, mode="plain", **kwargs)
+    hook.out = out
+    return hook
+
+
+@pytest.fixture(scope="module")
+def mtcars():
+    return load_mtcars()
+
+
+@pytest.fixture(scope="module")
+def spec_input(mtcars):
+    """SPEC §3: input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = 8L)."""
+    return input_fn(mtcars, response="mpg", features=["drat", "cyl"], batch_size=8)
+
+
+@pytest.fixture(scope="module")
+def fcs():
+    return feature_columns(column_numeric("drat"))
+
+
+@pytest.fixture(scope="module")
+def shared_lr(fcs):
+    """One regressor shared by the tests that only need *a* trained model."""
+    return linear_regressor(fcs)
+
+
+class Recorder(pyhooks.SessionRunHook):
+    """Fetches the global step (the variable, as session.run(global_step) does) each step."""
+
+    def __init__(self):
+        self.fetched, self.after, self.calls = [], [], []
+
+    def begin(self):
+        self.calls.append("begin")
+        self.step = tf.compat.v1.train.get_global_step()
+        from tensorflow.python.training import training_util
+
+        self.step_read = training_util._get_or_create_global_step_read()  # noqa: SLF001
+
+    def after_create_session(self, session, coord):
+        self.calls.append("after_create_session")
+
+    def before_run(self, run_context):
+        return pyhooks.SessionRunArgs([self.step, self.step_read])
+
+    def after_run(self, run_context, run_values):
+        self.fetched.append(tuple(int(v) for v in run_values.results))
+        self.after.append(int(run_context.session.run(self.step)))
+
+    def end(self, session):
+        self.calls.append("end")
+
+
+# --------------------------------------------------------------------------- SPEC §3
+def test_spec_history_every_2_steps_over_4(fcs, spec_input):
+    lr = linear_regressor(feature_columns=fcs)
+    history = train(lr, input_fn=spec_input, steps=4,
+                    hooks=[pyhooks.HistorySaverHook(every_n_step=2), quiet_bar()])
+    assert isinstance(history, History)
+    table = history.to_dict()
+    assert table["steps"] == [2, 4]
+    for mean, total in zip(table["mean_losses"], table["total_losses"]):
+        assert total == pytest.approx(8 * mean, rel=1e-5)
+        assert 50 < mean < 2000  # untrained squared error on mpg ~ 400
+    assert "mean_losses total_losses steps" in repr(history)
+
+
+def test_spec_progress_bar_example(fcs, spec_input):
+    bar = quiet_bar()
+    lr = linear_regressor(feature_columns=fcs)
+    returned = train(lr, input_fn=spec_input, steps=2, hooks=[bar])
+    assert isinstance(returned, History)
+    assert bar.total == 2  # the caller's bar had no total: train() gave it `steps`
+    text = bar.out.getvalue()
+    assert "Training 2/2 [======================================]" in text and "loss: " in text
+
+
+def test_spec_custom_hook_gets_per_example_losses(fcs, spec_input):
+    """The custom hook of SPEC §3 in Python: fetch graph.get_collection('losses')."""
+    seen = []
+
+    class HistorySaverCustom(pyhooks.SessionRunHook):
+        def before_run(self, context):
+            return pyhooks.SessionRunArgs(
+                {"losses": context.session.graph.get_collection("losses")})
+
+        def after_run(self, context, values):
+            seen.append(values.results["losses"][0])
+
+    history_hook = pyhooks.HistorySaverHook(every_n_step=1)
+    lr = linear_regressor(feature_columns=fcs)
+    train(lr, input_fn=spec_input, steps=4, hooks=[HistorySaverCustom(), history_hook,
+                                                   quiet_bar()])
+    assert len(seen) == 4
+    assert all(np.shape(raw) == (8,) for raw in seen)  # per example, not reduced
+    means = [float(np.mean(raw)) for raw in seen]
+    assert means == pytest.approx(history_hook.history.to_dict()["mean_losses"], rel=1e-6)
+    assert all(50 < m < 2000 for m in means)
+
+
+def test_training_loss_collection_is_the_batch_sum(shared_lr, spec_input):
+    class Both(pyhooks.SessionRunHook):
+        def begin(self):
+            graph = tf.compat.v1.get_default_graph()
+            self.fetch = [graph.get_collection("losses")[0],
+                          graph.get_collection("pyhooks_training_loss")[0]]
+            self.pairs = []
+
+        def before_run(self, context):
+            return pyhooks.SessionRunArgs(self.fetch)
+
+        def after_run(self, context, values):
+            self.pairs.append(values.results)
+
+    hook = Both()
+    shared_lr.train(spec_input, steps=3, hooks=[hook, quiet_bar()])
+    for per_example, total in hook.pairs:
+        assert np.shape(total) == ()
+        assert float(total) == pytest.approx(float(np.sum(per_example)), rel=1e-5)
+
+
+# --------------------------------------------------------------------------- global step
+def test_global_step_fetched_is_the_value_before_the_increment(shared_lr, mtcars):
+    inp = input_fn(mtcars, features=["drat"], response="mpg", batch_size=4, num_epochs=None)
+    start = shared_lr.train(inp, steps=1, hooks=[quiet_bar()]).to_dict()["steps"][-1]
+    recorder = Recorder()
+    shared_lr.train(inp, steps=300, hooks=[recorder, quiet_bar()])
+    expected = list(range(start, start + 300))
+    assert [variable for variable, _ in recorder.fetched] == expected
+    assert [read for _, read in recorder.fetched] == expected
+    assert recorder.after == [s + 1 for s in expected]  # the step reached by each run
+
+
+def test_train_twice_continues_and_a_new_estimator_resumes(fcs, spec_input, tmp_path):
+    model_dir = str(tmp_path / "model")
+    lr = linear_regressor(fcs, model_dir=model_dir)
+    first = lr.train(spec_input, steps=2, hooks=[pyhooks.HistorySaverHook(every_n_step=1),
+                                                 quiet_bar()])
+    second = lr.train(spec_input, steps=2, hooks=[pyhooks.HistorySaverHook(every_n_step=1),
+                                                  quiet_bar()])
+    assert first.to_dict()["steps"] == [1, 2]
+    assert second.to_dict()["steps"] == [3, 4]
+    assert os.path.basename(lr.latest_checkpoint()) == "model.ckpt-4"
+    weights = lr.get_variable_value("linear/linear_model/drat/weights")
+
+    again = linear_regressor(fcs, model_dir=model_dir)
+    recorder = Recorder()
+    third = again.train(spec_input, steps=2, hooks=[recorder, quiet_bar()])
+    assert third.to_dict()["steps"] == [6]
+    assert recorder.fetched[0][0] == 4
+    assert again.evaluate(spec_input)["global_step"] == 6
+    assert lr.evaluate(spec_input)["global_step"] == 6  # the first object sees it too
+    assert np.all(np.isfinite(weights)) and weights.shape == (1, 1)
+    # the first estimator picks up the newer checkpoint before training again
+    assert lr.train(spec_input, steps=1, hooks=[quiet_bar()]).to_dict()["steps"] == [7]
+
+
+def test_temporary_model_dir_and_checkpoint_files(shared_lr):
+    assert os.path.isdir(shared_lr.model_dir)
+    assert "pyhooks_model_" in os.path.basename(shared_lr.model_dir)
+
+
+def test_max_steps(fcs, spec_input):
+    lr = linear_regressor(fcs)
+    assert lr.train(spec_input, max_steps=3, hooks=[quiet_bar()]).to_dict()["steps"] == [3]
+    bar = quiet_bar()
+    assert lr.train(spec_input, max_steps=3, hooks=[bar]).to_dict()["steps"] == []
+    assert bar.out.getvalue() == ""  # nothing ran
+    assert lr.train(spec_input, max_steps=4, hooks=[quiet_bar()]).to_dict()["steps"] == [4]
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(steps=2, max_steps=4), ValueError, "Can not provide both steps and max_steps."),
+    (dict(steps=0), ValueError, "`steps` must be positive, got 0"),
+    (dict(max_steps=-1), ValueError, "`max_steps` must be positive, got -1"),
+    (dict(steps=1.5), ValueError, "`steps` must be a whole number"),
+    (dict(steps="2"), TypeError, "`steps`"),
+    (dict(steps=2, hooks=[1]), TypeError, "`hooks[0]` must be a SessionRunHook, got 1 (int)"),
+    (dict(steps=2, hooks=["hook"]), TypeError, "got 'hook' (str)"),
+    (dict(steps=2, hooks="hook"), TypeError, "`hooks`"),
+    (dict(steps=2, saving_listeners=[object()]), TypeError, "saving_listeners[0]"),
+])
+def test_bad_train_arguments(shared_lr, spec_input, kwargs, error, message):
+    with pytest.raises(error) as raised:
+        shared_lr.train(spec_input, **kwargs)
+    assert message in str(raised.value)
+
+
+def test_r_double_steps_are_whole_numbers(shared_lr, spec_input):
+    bar = quiet_bar()
+    history = shared_lr.train(spec_input, steps=2.0, hooks=[bar])
+    assert bar.total == 2 and len(history.to_dict()["steps"]) == 1
+
+
+def test_infinite_input_needs_steps(shared_lr, mtcars):
+    forever = input_fn(mtcars, features=["drat"], response="mpg", num_epochs=None)
+    with pytest.raises(ValueError, match="never end"):
+        shared_lr.train(forever)
+    with pytest.raises(ValueError, match="never end"):
+        shared_lr.evaluate(forever)
+
+
+def test_input_running_out_ends_training_cleanly(shared_lr, mtcars):
+    one_pass = input_fn(mtcars, features=["drat"], response="mpg", batch_size=8, num_epochs=1)
+    recorder = Recorder()
+    bar = quiet_bar()
+    history = shared_lr.train(one_pass, steps=100, hooks=[recorder, bar])
+    assert len(recorder.fetched) == 4  # 32 rows / 8
+    assert recorder.calls == ["begin", "after_create_session", "end"]
+    assert bar.total == 4  # steps capped by what one pass gives
+    assert history.to_dict()["steps"][-1] == recorder.after[-1]
+    # without steps: one pass of two epochs
+    two = input_fn(mtcars, features=["drat"], response="mpg", batch_size=10, num_epochs=2)
+    recorder = Recorder()
+    shared_lr.train(two, hooks=[recorder, quiet_bar()])
+    assert len(recorder.fetched) == 7  # ceil(64 / 10)
+
+
+def test_default_hooks_are_added_unless_given(shared_lr, spec_input, capsys):
+    history = shared_lr.train(spec_input, steps=3)  # default HistorySaverHook and ProgressBarHook
+    assert isinstance(history, History) and len(history) == 1  # the last step is always recorded
+    assert "Training 3/3" in capsys.readouterr().out
+    own = pyhooks.HistorySaverHook(every_n_step=1)
+    bar = quiet_bar(total=2)
+    assert shared_lr.train(spec_input, steps=3, hooks=[own, bar]) is own.history
+    assert bar.total == 2  # a total given by the caller is kept
+    assert capsys.readouterr().out == ""  # no default bar next to the caller's
+
+
+def test_nan_loss_fails_by_default(mtcars):
+    big = input_fn({"x": np.full(8, 1e30), "y": np.full(8, 1e30)}, features="x", response="y",
+                   batch_size=8, num_epochs=None)
+    model = linear_regressor([column_numeric("x")],
+                             optimizer=tf.compat.v1.train.GradientDescentOptimizer(1.0))
+    with pytest.raises(pyhooks.NanLossDuringTrainingError):
+        model.train(big, steps=5, hooks=[quiet_bar()])
+    # a failed train() leaves the model as its last checkpoint (here: none, so the start)
+    small = input_fn({"x": np.ones(8), "y": np.ones(8)}, features="x", response="y",
+                     batch_size=8, num_epochs=None)
+    assert model.evaluate(small, steps=1)["global_step"] == 0
+    assert model.train(small, steps=2, hooks=[quiet_bar()]).to_dict()["steps"] == [2]
+    with pytest.raises(pyhooks.NanLossDuringTrainingError):
+        model.train(big, steps=5, hooks=[quiet_bar()])
+    recorder = Recorder()
+    model.train(small, steps=1, hooks=[recorder, quiet_bar()])
+    assert recorder.fetched[0][0] == 2  # back to the checkpoint of step 2
+    assert np.isfinite(model.get_variable_value("linear/linear_model/x/weights")).all()
+
+
+def test_model_dir_of_another_model(tmp_path, spec_input):
+    linear_regressor([column_numeric("drat")], model_dir=str(tmp_path)).train(
+        spec_input, steps=1, hooks=[quiet_bar()])
+    other = dnn_regressor([3], [column_numeric("drat")], model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="different model"):
+        other.train(spec_input, steps=1, hooks=[quiet_bar()])
+
+
+def test_saving_listeners_are_called(shared_lr, spec_input):
+    saved = []
+
+    class Listener(pyhooks.CheckpointSaverListener):
+        def after_save(self, session, global_step_value):
+            saved.append(global_step_value)
+
+    start = shared_lr.evaluate(spec_input, steps=1)["global_step"]
+    shared_lr.train(spec_input, steps=2, hooks=[quiet_bar()], saving_listeners=[Listener()])
+    assert saved and saved[-1] == start + 2
+    assert shared_lr.latest_checkpoint().endswith(f"-{start + 2}")
+
+
+# --------------------------------------------------------------------------- evaluate / predict
+def test_training_reduces_the_loss_on_mtcars(mtcars):
+    features = ["drat", "wt"]
+    train_input = input_fn(mtcars, features=features, response="mpg", batch_size=8,
+                           num_epochs=None)
+    eval_input = input_fn(mtcars, features=features, response="mpg", batch_size=32)
+    model = linear_regressor(feature_columns([column_numeric(f) for f in features]))
+    before = model.evaluate(eval_input)
+    model.train(train_input, steps=200, hooks=[quiet_bar()])
+    after = model.evaluate(eval_input)
+    assert before["global_step"] == 0 and after["global_step"] == 200
+    assert after["average_loss"] < 0.25 * before["average_loss"]
+    assert after["prediction/mean"] == pytest.approx(20.09, abs=3)
+
+
+def test_evaluate_regressor_metrics(shared_lr, spec_input):
+    metrics = evaluate(shared_lr, spec_input)
+    assert set(metrics) == {"loss", "average_loss", "label/mean", "prediction/mean",
+                            "global_step"}
+    assert metrics["label/mean"] == pytest.approx(20.090625, rel=1e-6)
+    assert metrics["loss"] == pytest.approx(8 * metrics["average_loss"], rel=1e-4)
+    assert isinstance(metrics["global_step"], int)
+    assert evaluate(shared_lr, spec_input) == metrics  # metrics restart at every call
+    two_batches = shared_lr.evaluate(spec_input, steps=2)
+    assert two_batches["global_step"] == metrics["global_step"]
+    first_two = input_fn({k: v[:16] for k, v in load_mtcars().items()}, ["drat"], "mpg",
+                         batch_size=8)
+    assert two_batches["average_loss"] == pytest.approx(
+        shared_lr.evaluate(first_two)["average_loss"], rel=1e-5)
+
+
+def test_predict_regressor(shared_lr, mtcars):
+    inp = input_fn(mtcars, features=["drat"], batch_size=5)  # no response: prediction only
+    rows = predict(shared_lr, inp)
+    assert len(rows) == 32
+    assert set(rows[0]) == {"predictions"} and rows[0]["predictions"].shape == (1,)
+    columns = shared_lr.predict(inp, as_dict=True)
+    assert columns["predictions"].shape == (32, 1)
+    assert [r["predictions"][0] for r in rows] == pytest.approx(columns["predictions"][:, 0])
+    # same drat, same prediction; input order kept
+    drat = mtcars["drat"]
+    assert rows[0]["predictions"] == pytest.approx(rows[1]["predictions"])  # both 3.90
+    assert (np.argsort(columns["predictions"][:, 0], kind="stable").tolist()
+            == np.argsort(drat, kind="stable").tolist()) or (
+        np.argsort(-columns["predictions"][:, 0], kind="stable").tolist()
+        == np.argsort(-drat, kind="stable").tolist())
+    with pytest.raises(ValueError, match="unknown key"):
+        shared_lr.predict(inp, predict_keys="probabilities")
+
+
+@pytest.fixture(scope="module")
+def separable():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(-2, 0.5, 100), rng.normal(2, 0.5, 100)])
+    data = {"x": x, "noise": rng.normal(size=200), "y": np.repeat([0, 1], 100),
+            "label": np.repeat(["no", "yes"], 100)}
+    return data
+
+
+def test_linear_classifier_separates(separable):
+    fcs = feature_columns(column_numeric("x"), column_numeric("noise"))
+    model = linear_classifier(fcs)
+    model.train(input_fn(separable, ["x", "noise"], "y", batch_size=16, num_epochs=None),
+                steps=40, hooks=[quiet_bar()])
+    everything = input_fn(separable, ["x", "noise"], "y", batch_size=64)
+    metrics = model.evaluate(everything)
+    assert metrics["accuracy"] > 0.95
+    assert set(metrics) == {"loss", "average_loss", "accuracy", "accuracy_baseline", "auc",
+                            "auc_precision_recall", "precision", "recall", "label/mean",
+                            "prediction/mean", "global_step"}
+    assert metrics["auc"] > 0.95 and metrics["precision"] > 0.9 and metrics["recall"] > 0.9
+    assert metrics["accuracy_baseline"] == pytest.approx(0.5)
+    rows = model.predict(everything)
+    assert len(rows) == 200
+    assert set(rows[0]) == {"logits", "logistic", "probabilities", "class_ids", "classes"}
+    assert rows[0]["probabilities"].shape == (2,) and rows[0]["class_ids"].shape == (1,)
+    assert rows[0]["probabilities"].sum() == pytest.approx(1.0)
+    ids = np.array([r["class_ids"][0] for r in rows])
+    assert np.mean(ids == separable["y"]) > 0.95
+    assert rows[-1]["classes"][0] == str(rows[-1]["class_ids"][0])
+    only = model.predict(everything, predict_keys=["classes"])
+    assert set(only[0]) == {"classes"}
+
+
+def test_dnn_classifier_with_label_vocabulary(separable):
+    fcs = feature_columns(column_numeric("x"))
+    model = dnn_classifier([8], fcs, label_vocabulary=["no", "yes"])
+    model.train(input_fn(separable, "x", "label", batch_size=16, num_epochs=None), steps=60,
+                hooks=[quiet_bar()])
+    everything = input_fn(separable, "x", "label", batch_size=200)
+    assert model.evaluate(everything)["accuracy"] > 0.95
+    classes = [r["classes"][0] for r in model.predict(everything, predict_keys="classes")]
+    assert classes[0] == "no" and classes[-1] == "yes"
+    with pytest.raises(ValueError, match="not in label_vocabulary"):
+        model.evaluate(input_fn({"x": [1.0], "label": ["maybe"]}, "x", "label"))
+
+
+def test_multiclass_and_dnn_regressor(mtcars):
+    cyl_class = {"drat": mtcars["drat"], "wt": mtcars["wt"],
+                 "cyl": (mtcars["cyl"] / 2 - 2).astype(int)}  # 4, 6, 8 -> 0, 1, 2
+    fcs = feature_columns(column_numeric("drat"), column_numeric("wt"))
+    model = linear_classifier(fcs, n_classes=3)
+    inp = input_fn(cyl_class, ["drat", "wt"], "cyl", batch_size=8)
+    model.train(inp, steps=5, hooks=[quiet_bar()])
+    assert set(model.evaluate(inp)) == {"loss", "average_loss", "accuracy", "global_step"}
+    rows = model.predict(inp)
+    assert set(rows[0]) == {"logits", "probabilities", "class_ids", "classes"}
+    assert rows[0]["probabilities"].shape == (3,)
+
+    regressor = dnn_regressor([4, 4], fcs, dropout=0.1, activation_fn="tanh")
+    mpg = input_fn(mtcars, ["drat", "wt"], "mpg", batch_size=8, num_epochs=None)
+    history = regressor.train(mpg, steps=3, hooks=[quiet_bar()])
+    assert history.to_dict()["steps"] == [3]
+    assert "dnn/hiddenlayer_1/kernel" in regressor.get_variable_names()
+    assert len(regressor.predict(input_fn(mtcars, ["drat", "wt"]))) == 32
+
+
+def test_weight_column(mtcars):
+    data = dict(mtcars, w=np.where(mtcars["am"] == 1, 2.0, 0.0))
+    model = linear_regressor([column_numeric("drat")], weight_column="w")
+    inp = input_fn(data, ["drat", "w"], "mpg", batch_size=32, shuffle=False)
+    losses = []
+
+    class Grab(pyhooks.SessionRunHook):
+        def before_run(self, context):
+            return pyhooks.SessionRunArgs(context.session.graph.get_collection("losses"))
+
+        def after_run(self, context, values):
+            losses.append(values.results[0])
+
+    model.train(inp, steps=1, hooks=[Grab(), quiet_bar()])
+    assert np.all(losses[0][mtcars["am"] == 0] == 0)
+    assert np.all(losses[0][mtcars["am"] == 1] > 0)
+    with pytest.raises(ValueError, match="weight_column 'w'"):
+        model.train(input_fn(data, ["drat"], "mpg"), steps=1)
+
+
+# --------------------------------------------------------------------------- bad inputs
+def test_missing_feature_lists_the_inputs_features(shared_lr, mtcars):
+    inp = input_fn(mtcars, features=["cyl", "hp"], response="mpg")
+    with pytest.raises(ValueError) as raised:
+        shared_lr.train(inp, steps=1)
+    message = str(raised.value)
+    assert "'drat'" in message and "cyl, hp" in message
+
+
+def test_feature_that_is_the_response(shared_lr, mtcars):
+    inp = input_fn(mtcars, features=["cyl"], response="drat")
+    with pytest.raises(ValueError, match="response"):
+        shared_lr.train(inp, steps=1)
+
+
+def test_wrong_feature_type(shared_lr):
+    inp = input_fn({"drat": ["a", "b"], "mpg": [1.0, 2.0]}, features="drat", response="mpg")
+    with pytest.raises(TypeError) as raised:
+        shared_lr.train(inp, steps=1)
+    assert "'drat'" in str(raised.value) and "numeric" in str(raised.value)
+
+
+def test_training_needs_a_response(shared_lr, mtcars):
+    with pytest.raises(ValueError, match="needs labels"):
+        shared_lr.train(input_fn(mtcars, features="drat"), steps=1)
+    with pytest.raises(TypeError, match="input_fn"):
+        shared_lr.train(lambda: None, steps=1)
+
+
+def test_bad_labels_for_classifiers(separable):
+    model = linear_classifier([column_numeric("x")])
+    with pytest.raises(ValueError, match=r"class ids in \[0, 2\)"):
+        model.train(input_fn({"x": [1.0, 2.0], "y": [0, 2]}, "x", "y"), steps=1)
+    with pytest.raises(TypeError, match="label_vocabulary"):
+        model.train(input_fn({"x": [1.0], "y": ["a"]}, "x", "y"), steps=1)
+    with pytest.raises(ValueError, match="whole numbers"):
+        model.train(input_fn({"x": [1.0], "y": [0.5]}, "x", "y"), steps=1)
+    with pytest.raises(TypeError, match="must be numeric for a regressor"):
+        linear_regressor([column_numeric("x")]).train(
+            input_fn({"x": [1.0], "y": ["a"]}, "x", "y"), steps=1)
+
+
+@pytest.mark.parametrize("make, error, words", [
+    (lambda: linear_regressor([]), ValueError, ["feature_columns"]),
+    (lambda: linear_regressor(["drat"]), TypeError, ["feature columns", "'drat'"]),
+    (lambda: linear_regressor([column_numeric("x")], optimizer="Fancy"), ValueError,
+     ["optimizer", "'Fancy'"]),
+    (lambda: linear_regressor([column_numeric("x")], optimizer=3), TypeError, ["optimizer"]),
+    (lambda: linear_regressor([column_numeric("x")], label_dimension=0), ValueError,
+     ["label_dimension"]),
+    (lambda: linear_classifier([column_numeric("x")], n_classes=1), ValueError, ["n_classes"]),
+    (lambda: dnn_regressor([], [column_numeric("x")]), ValueError, ["hidden_units"]),
+    (lambda: dnn_regressor([4], [column_numeric("x")], dropout=1.5), ValueError, ["dropout"]),
+    (lambda: dnn_regressor([4], [column_numeric("x")], activation_fn="nope"), ValueError,
+     ["activation_fn"]),
+    (lambda: linear_regressor([column_numeric("x")], model_dir=3), TypeError, ["model_dir"]),
+    (lambda: train("model", None), TypeError, ["train()", "estimator"]),
+])
+def test_bad_estimator_arguments(make, error, words):
+    with pytest.raises(error) as raised:
+        make()
+    for word in words:
+        assert word in str(raised.value)
+
+
+# --------------------------------------------------------------------------- quiet
+def test_no_tensorflow_noise_on_stdout_or_stderr(tmp_path):
+    """A fresh process, TF_CPP_MIN_LOG_LEVEL unset: only the progress bar is printed."""
+    script = tmp_path / "quiet.py"
+    script.write_text(
+        "import pyhooks\n"
+        "from pyhooks.estimators import *\n"
+        "data = load_mtcars()\n"
+        "inp = input_fn(data, response='mpg', features=['drat', 'cyl'], batch_size=8)\n"
+        "fcs = feature_columns(column_numeric('drat'),\n"
+        "    column_indicator(column_categorical_with_vocabulary_list('cyl', [4, 6, 8])))\n"
+        "for make in (lambda: linear_regressor(fcs), lambda: dnn_regressor([3], fcs)):\n"
+        "    model = make()\n"
+        "    train(model, inp, steps=2)\n"
+        "    evaluate(model, inp)\n"
+        "    predict(model, inp)\n"
+        "print('done')\n")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYHOOKS_PROGRESS"] = "plain"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "done"
+    assert all(line.startswith("Training ") for line in lines[:-1]), done.stdout
+
+
+def test_quiet_is_not_global(shared_lr, spec_input):
+    import logging
+    import warnings
+
+    logger = logging.getLogger("tensorflow")
+    level = logger.level
+    filters = list(warnings.filters)
+    shared_lr.train(spec_input, steps=1, hooks=[quiet_bar()])
+    assert logger.level == level and warnings.filters == filters
+
+
+# --------------------------------------------------------------------------- kept graph & session
+def test_graph_session_and_callables_are_kept_between_calls(shared_lr, spec_input):
+    def calls():
+        shared_lr.train(spec_input, steps=2, hooks=[quiet_bar()])
+        shared_lr.evaluate(spec_input)
+        shared_lr.predict(spec_input)
+
+    calls()
+    state = shared_lr._states["train"]  # noqa: SLF001
+    graph, session, ops = state.graph, state.session, len(state.graph.get_operations())
+    cached = {mode: dict(s.callables) for mode, s in shared_lr._states.items()}  # noqa: SLF001
+    for _ in range(3):
+        shared_lr.train(spec_input, steps=2, hooks=[quiet_bar()])
+        shared_lr.evaluate(spec_input)
+        shared_lr.predict(spec_input)
+    assert shared_lr._states["train"] is state  # noqa: SLF001
+    assert state.graph is graph and state.session is session
+    assert len(graph.get_operations()) == ops  # default hooks add nothing
+    assert graph.finalized
+    # the same fetch lists, hence the same callables, call after call
+    now = {mode: dict(s.callables) for mode, s in shared_lr._states.items()}  # noqa: SLF001
+    assert now == cached
+
+
+def test_hooks_may_add_ops_in_begin_but_not_in_the_loop(shared_lr, spec_input):
+    class AddsInBegin(pyhooks.SessionRunHook):
+        def begin(self):
+            loss = tf.compat.v1.get_collection("pyhooks_training_loss")[0]
+            self.doubled = loss * 2.0
+            self.seen = []
+
+        def before_run(self, context):
+            return pyhooks.SessionRunArgs([self.doubled, tf.compat.v1.get_collection(
+                "pyhooks_training_loss")[0]])
+
+        def after_run(self, context, values):
+            self.seen.append(values.results)
+
+    hook = AddsInBegin()
+    shared_lr.train(spec_input, steps=2, hooks=[hook, quiet_bar()])
+    assert [d for d, _ in hook.seen] == pytest.approx([2 * t for _, t in hook.seen])
+
+    class AddsInLoop(pyhooks.SessionRunHook):
+        def after_run(self, context, values):
+            tf.constant(1.0)
+
+    with pytest.raises(RuntimeError, match="finalized"):
+        shared_lr.train(spec_input, steps=1, hooks=[AddsInLoop(), quiet_bar()])
+    # the estimator still works afterwards
+    assert len(shared_lr.train(spec_input, steps=1, hooks=[quiet_bar()])) == 1
+
+
+def test_kept_session_survives_the_runner_and_checkpoint_savers(shared_lr, spec_input):
+    class Closer(pyhooks.SessionRunHook):
+        def end(self, session):
+            session.close()  # a hook closing "its" session must not kill the estimator's
+            self.kind = type(session).__name__
+
+    closer = Closer()
+    shared_lr.train(spec_input, steps=1, hooks=[closer, quiet_bar()])
+    assert closer.kind == "_KeptSession"
+    assert isinstance(shared_lr._states["train"].session.run(  # noqa: SLF001
+        shared_lr._states["train"].global_step_read), np.integer)  # noqa: SLF001
+
+
+def test_label_dimension_two_and_hooks_in_evaluate_and_predict(mtcars):
+    fcs = feature_columns(column_numeric("drat"), column_numeric("wt"))
+    model = linear_regressor(fcs, label_dimension=2)
+    inp = input_fn(mtcars, ["drat", "wt"], ["mpg", "qsec"], batch_size=8)
+    seen = []
+
+    class Losses(pyhooks.SessionRunHook):
+        def before_run(self, context):
+            return pyhooks.SessionRunArgs(context.session.graph.get_collection("losses")[0])
+
+        def after_run(self, context, values):
+            seen.append(np.shape(values.results))
+
+    model.train(inp, steps=2, hooks=[Losses(), quiet_bar()])
+    assert seen == [(8,), (8,)]  # one loss per example, summed over the two labels
+    recorder = Recorder()
+    metrics = model.evaluate(inp, hooks=[recorder])
+    assert recorder.calls == ["begin", "after_create_session", "end"]
+    assert [s for s, _ in recorder.fetched] == [2, 2, 2, 2]  # evaluation does not step
+    assert metrics["global_step"] == 2
+    recorder = Recorder()
+    rows = model.predict(inp, hooks=[recorder])
+    assert len(recorder.fetched) == 4 and recorder.calls[-1] == "end"
+    assert rows[0]["predictions"].shape == (2,)
+    with pytest.raises(ValueError, match="label_dimension=2"):
+        model.train(input_fn(mtcars, ["drat", "wt"], "mpg"), steps=1)

@@ -9,6 +9,7 @@ __all__ = [
     "CheckpointSaverListener",
     "atomic_write_text",
     "collection_saver",
+    "eager_saver",
     "save_checkpoint",
     "write_graph",
 ]
@@ -60,6 +61,36 @@ def collection_saver():
     saver = tf.compat.v1.train.Saver(sharded=True, allow_empty=True)
     tf.compat.v1.add_to_collection(key, saver)
     return saver
+
+
+class _ManagerSaver:
+    """A ``tf.train.CheckpointManager`` behind the ``save()`` of a Saver (eager/Keras backends)."""
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def save(self, session, save_path, global_step=None, write_meta_graph=True):
+        return self.manager.save(checkpoint_number=global_step)
+
+
+def eager_saver(kind, saver, scaffold, checkpoint_dir, basename):
+    """The saver of a ``CheckpointSaverHook`` on a non-graph backend, or a ``HookSetupError``."""
+    import tensorflow as tf
+
+    from pyhooks.hooks._lookup import HookSetupError
+
+    if isinstance(saver, tf.train.CheckpointManager):
+        return _ManagerSaver(saver)
+    if isinstance(saver, tf.train.Checkpoint):
+        return _ManagerSaver(tf.train.CheckpointManager(
+            saver, checkpoint_dir, max_to_keep=5, checkpoint_name=basename))
+    given = "a Scaffold" if scaffold is not None else (
+        "no saver" if saver is None else f"saver={saver!r}")
+    raise HookSetupError(
+        f"CheckpointSaverHook on the {kind} backend needs saver=tf.train.Checkpoint(...) (or a "
+        f"tf.train.CheckpointManager), got {given}: there is no graph to collect variables "
+        "from. E.g. saver=tf.train.Checkpoint(model=model, optimizer=optimizer, "
+        "global_step=global_step).")
 
 
 def atomic_write_text(path, text):

@@ -1,8 +1,74 @@
-"""Small helpers shared by the built-in hooks (private)."""
+"""Small helpers shared by the built-in hooks (private).
+
+Backends. Hooks look up what they fetch (the global step, the loss, named
+tensors) in ``begin()``. For TensorFlow graphs that is the default graph. A
+non-graph backend (pyhooks' eager session, the Keras adapter) sets itself as
+the *current backend* while the hooks' ``begin()`` runs (:func:`backend_scope`;
+:class:`pyhooks.MonitoredSession` enters the creator's ``pyhooks_hook_scope()``
+if it has one). The lookups below then ask it instead of the graph. A backend
+is any object with:
+
+- ``kind``: a short name for messages (``"eager"``, ``"keras"``);
+- ``global_step_read(hook_name, required)``: a fetch whose value is the global
+  step *before* the step it is fetched with (what the read tensor gives in a graph);
+- ``element(value, what, hook_name)``: ``value`` (a name, a variable...) as a
+  fetch of that backend, or :class:`pyhooks.hooks._lookup.HookSetupError`;
+- ``get_collection(key)``: a list, like ``tf.Graph.get_collection`` (``"losses"``
+  gives the step's loss).
+
+Without a current backend every lookup is the graph one, unchanged. Sessions
+whose steps cannot be evaluated piecemeal provide ``pyhooks_read(fetches)``
+(values without running a training step); hooks read through :func:`read_values`.
+"""
 
 from __future__ import annotations
 
-__all__ = ["check_bool", "global_step_read"]
+import contextlib
+import contextvars
+
+__all__ = ["backend_scope", "check_bool", "current_backend", "global_step_read",
+           "read_values", "require_graph"]
+
+_backend = contextvars.ContextVar("pyhooks_backend", default=None)
+
+
+def current_backend():
+    """The non-graph backend whose hooks are being set up, or ``None`` (TensorFlow graphs)."""
+    return _backend.get()
+
+
+@contextlib.contextmanager
+def backend_scope(backend):
+    """Makes ``backend`` the current backend for the lookups of the hooks' ``begin()``."""
+    token = _backend.set(backend)
+    try:
+        yield backend
+    finally:
+        _backend.reset(token)
+
+
+def require_graph(hook_name, instead):
+    """Refuses, in ``begin()``, to set up a graph-only hook on a non-graph backend.
+
+    Raises:
+        HookSetupError: naming ``hook_name``, the backend and what to use ``instead``.
+    """
+    backend = _backend.get()
+    if backend is not None:
+        from pyhooks.hooks._lookup import HookSetupError
+
+        raise HookSetupError(f"{hook_name} needs a TensorFlow graph session and cannot run on "
+                             f"the {backend.kind} backend: {instead}")
+
+
+def read_values(session, fetches):
+    """The values of ``fetches`` without running a training step where that matters.
+
+    A graph session evaluates them (``session.run``); a session with
+    ``pyhooks_read`` (eager, Keras) reads variables and the last step's outputs.
+    """
+    read = getattr(session, "pyhooks_read", None)
+    return session.run(fetches) if read is None else read(fetches)
 
 
 def global_step_read(hook_name, required=True):
@@ -11,12 +77,16 @@ def global_step_read(hook_name, required=True):
     Call it in ``begin()``. TensorFlow's ``_get_or_create_global_step_read``
     is used when available: it caches one read tensor per graph (so a second
     ``begin()`` adds nothing) and is the tensor ``training_util`` makes the
-    increment wait for, which gives fetched value + 1 == step reached.
+    increment wait for, which gives fetched value + 1 == step reached. Under a
+    backend (see the module docstring) the backend's equivalent fetch.
 
     Raises:
         RuntimeError: naming ``hook_name`` if there is no global step and
             ``required``.
     """
+    backend = _backend.get()
+    if backend is not None:
+        return backend.global_step_read(hook_name, required)
     import tensorflow as tf
 
     try:
@@ -37,4 +107,3 @@ def check_bool(name, value):
     if type(value).__name__ == "bool_":  # numpy.bool_
         return bool(value)
     raise TypeError(f"`{name}` must be True or False, got {value!r} ({type(value).__name__}).")
-

@@ -8,8 +8,8 @@ import os
 from pyhooks.errors import NanLossDuringTrainingError
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._checkpointing import (
-    CheckpointSaverListener, collection_saver, save_checkpoint, write_graph)
-from pyhooks.hooks._common import check_bool, global_step_read
+    CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
+from pyhooks.hooks._common import check_bool, current_backend, global_step_read
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -27,6 +27,11 @@ class CheckpointSaverHook(SessionRunHook):
     atomically, names them: a crash mid-save leaves the previous checkpoint
     as the latest. With ``save_on_error`` a failing loop also saves its last
     state (not after a NaN loss or a failed save).
+
+    On the eager and Keras backends ``saver`` must be a ``tf.train.Checkpoint``
+    (saved through a ``tf.train.CheckpointManager`` keeping 5, as ``<checkpoint_dir>/
+    <checkpoint_basename>-<step>``) or a ``CheckpointManager``; put the global step
+    in it to resume the step count. No graph, ``.meta`` or event files there.
 
     Args:
         checkpoint_dir: directory of the checkpoints, ``graph.pbtxt`` and events.
@@ -72,12 +77,19 @@ class CheckpointSaverHook(SessionRunHook):
     def begin(self):
         import tensorflow as tf
 
-        self._writer = tf.compat.v1.summary.FileWriterCache.get(self._checkpoint_dir)
+        backend = current_backend()
         self._global_step_tensor = global_step_read("CheckpointSaverHook")
-        no_saver = self._given_saver is None and self._scaffold is None
-        self._saver = collection_saver() if no_saver else self._given_saver
+        if backend is not None:  # eager / Keras: a tf.train.Checkpoint, no graph files
+            self._writer = None
+            self._saver = eager_saver(backend.kind, self._given_saver, self._scaffold,
+                                      self._checkpoint_dir, os.path.basename(self._save_path))
+            self._graph_written = True
+        else:
+            self._writer = tf.compat.v1.summary.FileWriterCache.get(self._checkpoint_dir)
+            no_saver = self._given_saver is None and self._scaffold is None
+            self._saver = collection_saver() if no_saver else self._given_saver
+            self._graph_written = False
         self._timer.reset()
-        self._graph_written = False
         for listener in self._listeners:
             listener.begin()
 
@@ -109,7 +121,8 @@ class CheckpointSaverHook(SessionRunHook):
             self._save(session, step)
         for listener in self._listeners:
             listener.end(session, step)
-        self._writer.flush()
+        if self._writer is not None:
+            self._writer.flush()
 
     def after_error(self, session, error):
         try:
@@ -143,8 +156,9 @@ class CheckpointSaverHook(SessionRunHook):
         except BaseException as error:
             error.__dict__["_pyhooks_checkpoint_save"] = True  # no second attempt in after_error
             raise
-        log = SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path)
-        self._writer.add_session_log(log, step)
+        if self._writer is not None:
+            log = SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path)
+            self._writer.add_session_log(log, step)
         stoppers = [listener for listener in self._listeners if listener.after_save(session, step)]
         for listener in stoppers:
             _log.info("A CheckpointSaverListener requested that training be stopped. "

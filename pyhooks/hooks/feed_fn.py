@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import require_graph
 
 __all__ = ["FeedFnHook"]
 
@@ -20,6 +21,7 @@ class FeedFnHook(SessionRunHook):
     Raises:
         TypeError: if ``feed_fn`` is not callable; in ``before_run``, if it
             returns something other than a dict or None.
+        HookSetupError: in ``begin()`` on the eager or Keras backend (no feeds there).
 
     Example:
         >>> batches = iter([{x: [1.0]}, {x: [2.0]}])
@@ -34,6 +36,10 @@ class FeedFnHook(SessionRunHook):
             raise TypeError(f"`feed_fn` must be callable, got {feed_fn!r} "
                             f"({type(feed_fn).__name__}).")
         self.feed_fn = feed_fn
+
+    def begin(self):
+        require_graph("FeedFnHook", "an eager step and model.fit take no feeds; pass the inputs "
+                      "to the step function instead (e.g. from a tf.data iterator).")
 
     def before_run(self, run_context):
         feed_dict = self.feed_fn()

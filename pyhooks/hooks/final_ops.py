@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from pyhooks.hook import SessionRunHook
+from pyhooks.hooks._common import read_values
 
 __all__ = ["FinalOpsHook"]
 
@@ -51,8 +52,11 @@ class FinalOpsHook(SessionRunHook):
         from tensorflow.python.framework import errors
 
         try:
-            self._final_ops_values = session.run(self._final_ops,
-                                                 feed_dict=self._final_ops_feed_dict)
+            if self._final_ops_feed_dict:
+                self._final_ops_values = session.run(self._final_ops,
+                                                     feed_dict=self._final_ops_feed_dict)
+            else:  # eager/Keras sessions: variables and the last step's outputs, no new step
+                self._final_ops_values = read_values(session, self._final_ops)
         except (errors.OutOfRangeError, StopIteration) as error:
             _log.warning(
                 "An OutOfRangeError or StopIteration exception is raised by the code in "

@@ -9,7 +9,7 @@ import numpy as np
 
 from pyhooks._logging import ensure_visible_logging
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import check_bool
+from pyhooks.hooks._common import check_bool, current_backend, read_values
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer, check_positive
 
 __all__ = ["LoggingTensorHook"]
@@ -56,7 +56,8 @@ class LoggingTensorHook(SessionRunHook):
 
     Args:
         tensors: a dict ``{tag: tensor or name}``, a list of tensors or names,
-            or one of them. Names are resolved in ``begin()``.
+            or one of them. Names are resolved in ``begin()`` (eager and Keras:
+            step output names and variables; ``at_end`` logs the last step's values).
         every_n_iter: log every N runs of this session.
         every_n_secs: log at most every N seconds.
         at_end: also log once in ``end()``. Exactly one of ``every_n_iter`` /
@@ -110,6 +111,12 @@ class LoggingTensorHook(SessionRunHook):
         ensure_visible_logging()
         self._timer.reset()
         self._iter_count = 0
+        backend = current_backend()
+        if backend is not None:  # eager / Keras: output names and variables
+            self._current_tensors = {tag: backend.element(tensor, f"tensor {tag!r}",
+                                                          "LoggingTensorHook")
+                                     for tag, tensor in self._tensors.items()}
+            return
         graph = tf.compat.v1.get_default_graph()
         self._current_tensors = {tag: _as_graph_element(tensor, graph)
                                  for tag, tensor in self._tensors.items()}
@@ -125,7 +132,7 @@ class LoggingTensorHook(SessionRunHook):
 
     def end(self, session):
         if self._log_at_end:
-            self._log_tensors(session.run(self._current_tensors))
+            self._log_tensors(read_values(session, self._current_tensors))
 
     def _log_tensors(self, values):
         elapsed_secs, _ = self._timer.update_last_triggered_step(self._iter_count)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import global_step_read
+from pyhooks.hooks._common import current_backend, global_step_read
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["StepCounterHook"]
@@ -30,9 +30,10 @@ class StepCounterHook(SessionRunHook):
         every_n_steps: measure every N global steps.
         every_n_secs: measure every N seconds. Exactly one of the two.
         output_dir: directory of the event file (the writer is opened in
-            ``begin()`` through ``FileWriterCache``); used only without
-            ``summary_writer``.
-        summary_writer: a ``tf.compat.v1.summary.FileWriter`` to write to.
+            ``begin()`` through ``FileWriterCache``, or ``tf.summary.create_file_writer``
+            on the eager and Keras backends); used only without ``summary_writer``.
+        summary_writer: a ``tf.compat.v1.summary.FileWriter`` to write to (eager
+            and Keras: a ``tf.summary`` writer, the scalar written with ``tf.summary.scalar``).
 
     Raises:
         ValueError: not exactly one of ``every_n_steps``/``every_n_secs``, or a
@@ -61,10 +62,13 @@ class StepCounterHook(SessionRunHook):
     def begin(self):
         import tensorflow as tf
 
+        eager = current_backend() is not None
         if self._summary_writer is None and self._output_dir:
-            self._writer = tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir))
+            self._writer = (tf.summary.create_file_writer(str(self._output_dir)) if eager else
+                            tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir)))
         self._global_step_tensor = global_step_read("StepCounterHook")
-        self._summary_tag = tf.compat.v1.train.get_global_step().op.name + "/sec"
+        self._summary_tag = ("global_step/sec" if eager else
+                             tf.compat.v1.train.get_global_step().op.name + "/sec")
         self._timer.reset()
         self._last_global_step = None
 
@@ -88,7 +92,12 @@ class StepCounterHook(SessionRunHook):
         self._last_global_step = stale
 
     def _record(self, steps_per_sec, step):
-        if self._writer is not None:
+        if self._writer is not None and not hasattr(self._writer, "add_summary"):  # tf.summary
+            import tensorflow as tf
+
+            with self._writer.as_default():
+                tf.summary.scalar(self._summary_tag, steps_per_sec, step=step)
+        elif self._writer is not None:
             from tensorflow.core.framework.summary_pb2 import Summary
 
             summary = Summary(value=[Summary.Value(tag=self._summary_tag,

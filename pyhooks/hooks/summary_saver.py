@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import global_step_read
+from pyhooks.hooks._common import current_backend, global_step_read
+from pyhooks.hooks._lookup import HookSetupError
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["SummarySaverHook"]
@@ -17,6 +18,13 @@ class SummarySaverHook(SessionRunHook):
     step) and read back once when a summary is written. A ``SessionLog.START`` is written
     before the first summary. The writer is flushed in ``end()`` and after a
     failure, so TensorBoard sees everything written so far.
+
+    On the eager and Keras backends there is no summary op: ``summary_op`` names
+    the values to write (step outputs by name, or variables; a name, a list, or
+    ``{tag: name or variable}``), written with ``tf.summary`` (``scalar`` for
+    one value, ``histogram`` for several, ``text`` for strings) to a
+    ``tf.summary.create_file_writer(output_dir)`` writer (or ``summary_writer``,
+    a ``tf.summary`` writer). A ``scaffold`` is refused there in ``begin()``.
 
     Args:
         save_steps: save every N global steps.
@@ -60,8 +68,19 @@ class SummarySaverHook(SessionRunHook):
     def begin(self):
         import tensorflow as tf
 
+        backend = current_backend()
+        self._eager = backend is not None
+        if self._eager:
+            if self._scaffold is not None:
+                raise HookSetupError(
+                    f"SummarySaverHook: a Scaffold's summary op needs a graph; on the {backend.kind} "
+                    "backend pass summary_op= the step outputs to write with tf.summary, e.g. "
+                    "summary_op=['loss'].")
+            self._eager_summaries = _eager_summaries(backend, self._summary_op)
         if self._given_writer is None:
-            self._summary_writer = tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir))
+            self._summary_writer = (
+                tf.summary.create_file_writer(str(self._output_dir)) if self._eager else
+                tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir)))
         self._next_step = None
         self._timer.reset()
         self._global_step_tensor = global_step_read("SummarySaverHook")
@@ -84,11 +103,13 @@ class SummarySaverHook(SessionRunHook):
             # value + 1 may overshoot when the increment is not ordered after the
             # read; the steps that write read it back (once per save, as TensorFlow).
             step = int(run_context.session.run(self._global_step_tensor))
-        if self._next_step is None:
+        if self._next_step is None and not self._eager:
             self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), step)
         if self._request_summary:
             self._timer.update_last_triggered_step(step)
-            for summary in run_values.results.get("summary", ()):
+            if self._eager:
+                _write_eager(self._summary_writer, run_values.results["summary"], step)
+            for summary in () if self._eager else run_values.results.get("summary", ()):
                 self._summary_writer.add_summary(summary, step)
         self._next_step = step + 1
 
@@ -101,9 +122,36 @@ class SummarySaverHook(SessionRunHook):
 
     def _get_summary_op(self):
         """The summary op(s) as a list, or None if the scaffold has none."""
+        if self._eager:
+            return self._eager_summaries
         summary_op = self._summary_op
         if summary_op is None:
             summary_op = self._scaffold.summary_op
         if summary_op is None:
             return None
         return summary_op if isinstance(summary_op, list) else [summary_op]
+
+
+def _eager_summaries(backend, spec):
+    """``{tag: fetch}`` from a name, a variable, a list of them or a dict (eager/Keras)."""
+    if not isinstance(spec, dict):
+        items = spec if isinstance(spec, (list, tuple)) else [spec]
+        spec = {(item if isinstance(item, str) else
+                 getattr(item, "path", None) or item.name.split(":")[0]): item for item in items}
+    return {tag: backend.element(value, f"summary {tag!r}", "SummarySaverHook")
+            for tag, value in spec.items()}
+
+
+def _write_eager(writer, values, step):
+    import numpy as np
+    import tensorflow as tf
+
+    with writer.as_default():
+        for tag, value in values.items():
+            value = np.asarray(value)
+            if value.dtype.kind in "SUO":
+                tf.summary.text(tag, tf.constant(value), step=step)
+            elif value.size == 1:
+                tf.summary.scalar(tag, value.reshape(()), step=step)
+            else:
+                tf.summary.histogram(tag, value, step=step)

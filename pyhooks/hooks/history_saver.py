@@ -1,0 +1,125 @@
+"""HistorySaverHook: the loss (and extra metrics) every N steps, kept in a :class:`History`."""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import global_step_read
+from pyhooks.hooks._history import BASE_COLUMNS, History
+from pyhooks.hooks._lookup import find_loss, graph_element
+from pyhooks.timer import SecondOrStepTimer, check_positive
+
+__all__ = ["History", "HistorySaverHook"]
+
+def _number(value):
+    value = np.asarray(value)
+    return (value.item() if value.size == 1 else value.mean().item())
+
+
+class HistorySaverHook(SessionRunHook):
+    """Records the loss every ``every_n_step`` global steps, and always the last step.
+
+    Per row: ``steps`` (the global step reached), ``mean_losses`` and
+    ``total_losses`` (mean and sum of the per-example loss of the batch), plus one
+    column per entry of ``metrics`` (a non-scalar metric is recorded as its mean).
+    The history is reset by ``begin()``: each run gets a fresh :class:`History`.
+
+    Args:
+        every_n_step: record every this many steps (a whole number; ``2.0`` is accepted).
+        path: a CSV file to which each row is appended (and flushed) as it is recorded.
+        metrics: ``{name: tensor or tensor name}`` of extra values to record.
+        loss: the per-example loss; default the first tensor of the ``losses`` collection.
+
+    Example:
+        >>> hook = HistorySaverHook(every_n_step=2)
+        >>> # ... train 4 steps from step 0 with hooks=[hook] ...
+        >>> hook.history
+          mean_losses total_losses steps
+        1    343.9690     2751.752     2
+        2    419.7618     3358.094     4
+    """
+
+    def __init__(self, every_n_step=10, path=None, metrics=None, loss=None):
+        self._every_n_step = check_positive("every_n_step", every_n_step, integer=True,
+                                            allow_none=False)
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"`path` must be a file path or None, got {path!r} "
+                            f"({type(path).__name__}).")
+        self._path = None if path is None else os.fspath(path)
+        if metrics is not None and not isinstance(metrics, dict):
+            raise TypeError(f"`metrics` must be a dict of name -> tensor, got {metrics!r}.")
+        self._metrics = dict(metrics or {})
+        for name in self._metrics:
+            if not isinstance(name, str) or name in BASE_COLUMNS:
+                raise ValueError(f"`metrics` names must be strings other than {BASE_COLUMNS}, "
+                                 f"got {name!r}.")
+        self._loss = loss
+        self._history = History(self._metrics)
+        self._file = None
+        self._last = self._recorded = None
+
+    @property
+    def history(self):
+        """The :class:`History` of the current (or last) run."""
+        return self._history
+
+    def begin(self):
+        name = type(self).__name__
+        self._history = History(self._metrics)
+        self._timer = SecondOrStepTimer(every_steps=self._every_n_step)
+        self._step_tensor = global_step_read(name)
+        loss = find_loss(self._loss, name, required=True)
+        extra = [graph_element(v, f"metric {k!r}", name) for k, v in self._metrics.items()]
+        self._args = SessionRunArgs([self._step_tensor, loss, *extra])
+        self._last = self._recorded = None
+
+    def after_create_session(self, session, coord):
+        self._timer.update_last_triggered_step(session.run(self._step_tensor))
+
+    def before_run(self, run_context):
+        return self._args
+
+    def after_run(self, run_context, run_values):
+        self._last = results = run_values.results
+        step = int(results[0]) + 1
+        if self._timer.should_trigger_for_step(step):
+            self._timer.update_last_triggered_step(step)
+            self._record(results)
+
+    def _record(self, results):
+        step, loss, *extra = results
+        self._recorded = results
+        loss = np.asarray(loss)
+        total = loss.sum().item()
+        row = {"mean_losses": total / max(loss.size, 1), "total_losses": total,
+               "steps": int(step) + 1}
+        row.update(zip(self._metrics, map(_number, extra)))
+        self._history.append(row)
+        if self._path is not None:
+            if self._file is None:
+                os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
+                self._file = open(self._path, "a", newline="", encoding="utf-8")  # noqa: SIM115
+                self._csv = csv.writer(self._file)
+                if self._file.tell() == 0:
+                    self._csv.writerow(self._history.columns)
+            self._csv.writerow([row[name] for name in self._history.columns])
+            self._file.flush()
+
+    def end(self, session):
+        self._finish()
+
+    def after_error(self, session, error):
+        self._finish()
+
+    def _finish(self):
+        try:
+            if self._last is not None and self._last is not self._recorded:
+                self._record(self._last)
+        finally:
+            if self._file is not None:
+                self._file.close()
+                self._file = None

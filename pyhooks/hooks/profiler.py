@@ -1,0 +1,124 @@
+"""ProfilerHook: Chrome traces of TensorFlow's ops and of every hook's calls, every N steps."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import check_bool, global_step_read
+from pyhooks.timer import SecondOrStepTimer, check_positive
+
+__all__ = ["ProfilerHook"]
+
+_log = logging.getLogger("pyhooks")
+
+
+class ProfilerHook(SessionRunHook):
+    """Writes ``timeline-<step>.json`` (Chrome Trace Event format) every N steps or seconds.
+
+    A traced step runs with ``RunOptions(trace_level=FULL_TRACE)``; its file holds
+    TensorFlow's op timeline and, under :class:`pyhooks.MonitoredSession`, one span
+    per hook call of that step (``cat: "pyhooks"``, e.g. ``HistorySaverHook.after_run``)
+    in a process of its own, so each hook's cost shows beside the ops. The file is
+    written at the next step's ``before_run`` (or in ``end``/``after_error``), once
+    the traced step's spans are complete. As in TensorFlow, the first step is never
+    traced. Open the file in ``chrome://tracing`` or https://ui.perfetto.dev.
+
+    Args:
+        save_steps: trace every this many steps. Exactly one of ``save_steps`` and
+            ``save_secs``.
+        save_secs: trace every this many seconds.
+        output_dir: where the files go (created when the first one is written).
+        show_dataflow: add flow events connecting producers and consumers of tensors.
+        show_memory: add object snapshots showing tensor sizes and lifetimes.
+
+    Example:
+        >>> hooks = [ProfilerHook(save_steps=100, output_dir="/tmp/prof")]
+        >>> # ... train with hooks; then open /tmp/prof/timeline-101.json ...
+    """
+
+    pyhooks_span_sink = None  # a list on the steps whose hook calls the runner should time
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir="", show_dataflow=True,
+                 show_memory=False):
+        if (save_steps is None) == (save_secs is None):
+            raise ValueError("Exactly one of `save_steps` and `save_secs` must be set, got "
+                             f"save_steps={save_steps!r}, save_secs={save_secs!r}.")
+        save_steps = check_positive("save_steps", save_steps, integer=True)
+        save_secs = check_positive("save_secs", save_secs, integer=False)
+        if not isinstance(output_dir, (str, os.PathLike)):
+            raise TypeError(f"`output_dir` must be a directory path, got {output_dir!r}.")
+        self._output_dir = os.fspath(output_dir)
+        self._show_dataflow = check_bool("show_dataflow", show_dataflow)
+        self._show_memory = check_bool("show_memory", show_memory)
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+        self._pending = None
+
+    def begin(self):
+        from tensorflow.core.protobuf import config_pb2
+
+        self._step_tensor = global_step_read(type(self).__name__)
+        trace = config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE)
+        self._plain_args = SessionRunArgs(self._step_tensor)
+        self._trace_args = SessionRunArgs(self._step_tensor, options=trace)
+        self._next_step = None
+        self._tracing = False
+        self.pyhooks_span_sink = None
+
+    def before_run(self, run_context):
+        if self._pending is not None:
+            self._write()
+        return self._trace_args if self._tracing else self._plain_args
+
+    def after_run(self, run_context, run_values):
+        stale_step = int(run_values.results)
+        if self._next_step is None:  # first step: the timer starts counting here
+            self._timer.update_last_triggered_step(stale_step)
+        step = stale_step + 1
+        if self._tracing:
+            step = int(run_context.session.run(self._step_tensor))
+            self._timer.update_last_triggered_step(step)
+            stats = type(run_values.run_metadata.step_stats)()
+            stats.CopyFrom(run_values.run_metadata.step_stats)
+            offset = time.time() - time.perf_counter()  # perf_counter -> epoch, as TF's ts
+            self._pending = (step, stats, self.pyhooks_span_sink, offset)
+        self._next_step = step + 1
+        self._tracing = self._timer.should_trigger_for_step(self._next_step)
+        self.pyhooks_span_sink = [] if self._tracing else None
+
+    def end(self, session):
+        self._write()
+
+    def after_error(self, session, error):
+        self._write()
+
+    def _write(self):
+        if self._pending is None:
+            return
+        import tensorflow as tf
+        from tensorflow.python.client import timeline
+
+        step, stats, spans, offset = self._pending
+        self._pending = None
+        trace = json.loads(timeline.Timeline(stats).generate_chrome_trace_format(
+            show_dataflow=self._show_dataflow, show_memory=self._show_memory))
+        events = trace.setdefault("traceEvents", [])
+        for event in events:  # TensorFlow's metadata events have no tid
+            event.setdefault("tid", 0)
+        if spans:
+            pid = 1 + max((e["pid"] for e in events if isinstance(e.get("pid"), int)), default=-1)
+            events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                           "args": {"name": f"pyhooks hook calls (step {step})"}})
+            events.extend({"name": f"{hook}.{method}", "cat": "pyhooks", "ph": "X",
+                           "pid": pid, "tid": 0, "ts": (start + offset) * 1e6,
+                           "dur": max(end - start, 0.0) * 1e6, "args": {"step": step}}
+                          for hook, method, start, end in spans)
+        path = os.path.join(self._output_dir, f"timeline-{step}.json")
+        _log.info("Saving timeline for %d into '%s'.", step, path)
+        if self._output_dir:
+            tf.io.gfile.makedirs(self._output_dir)
+        with tf.io.gfile.GFile(path, "w") as f:
+            f.write(json.dumps(trace, indent=1))

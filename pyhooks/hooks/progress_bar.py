@@ -1,0 +1,150 @@
+"""ProgressBarHook: a Keras-style progress bar with the loss, redrawn at most every N seconds."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._lookup import find_loss
+from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
+from pyhooks.timer import check_positive
+
+__all__ = ["ProgressBarHook"]
+
+_WIDTH = 38
+
+
+class ProgressBarHook(SessionRunHook):
+    """Shows ``Training 2/2 [=====...] - ETA: 0s - loss: 3136.10`` while training.
+
+    Steps are counted per run (from 0 at ``begin()``), not from the global step.
+    The loss is the sum of the per-example loss, fetched only on steps that may be
+    drawn and on step ``total`` (a run ending early shows its last drawn loss).
+    'dynamic' mode redraws one line in place; 'plain' mode (files, CI, knitr)
+    writes whole lines at each 10% of ``total`` (every ``plain_interval`` seconds
+    if it is unknown). A run ending before ``total`` steps gets a line saying why.
+
+    Args:
+        label: the text before the bar.
+        total: the expected number of steps (a public attribute; None shows a rate).
+        loss: the loss tensor (or name); default the first of the ``losses`` collection.
+        writer: a file-like object or a callable taking a str; default ``sys.stdout``.
+        mode: 'dynamic', 'plain' or None (``PYHOOKS_PROGRESS``, then ``CI``, then isatty).
+        min_interval: least seconds between two redraws.
+
+    Example:
+        >>> hook = ProgressBarHook(total=2)
+        >>> # ... train 2 steps with hooks=[hook] ...
+        Training 2/2 [======================================] - ETA: 0s - loss: 3136.10
+    """
+
+    plain_interval = 5.0
+
+    def __init__(self, label="Training", total=None, loss=None, writer=None, mode=None,
+                 min_interval=0.1):
+        if not isinstance(label, str):
+            raise TypeError(f"`label` must be a string, got {label!r} ({type(label).__name__}).")
+        check_writer(writer)
+        if mode not in (None, *MODES):
+            raise ValueError(f"`mode` must be 'dynamic', 'plain' or None, got {mode!r}.")
+        self.label, self.total, self.writer, self.mode = label, total, writer, mode
+        self.min_interval = check_positive("min_interval", min_interval, integer=False,
+                                           allow_none=False, allow_zero=True)
+        self._loss = loss
+        self.clock = time.monotonic
+        self.steps, self._open_line = 0, False
+
+    def _set_total(self, value):
+        self._total = check_positive("total", value, integer=True)
+
+    total = property(lambda self: self._total, _set_total, doc="Expected steps, or None.")
+
+    def begin(self):
+        loss = find_loss(self._loss, type(self).__name__, required=False)
+        self._args = None if loss is None else SessionRunArgs(loss)
+        self._active_mode = choose_mode(self.mode, self.writer)
+        self.steps = self._drawn_steps = self._line_len = 0
+        self._next_check, self._stride, self._last_draw = 1, 1, -math.inf
+        self._start = self._value = self._context = self._completed = None
+
+    def after_create_session(self, session, coord):
+        if self._start is None:
+            self._start = self.clock()
+
+    def before_run(self, run_context):
+        self._context = run_context
+        # the loss is fetched only for steps that may be drawn (and the expected last one)
+        coming = self.steps + 1
+        if coming >= self._next_check or coming == self._total:
+            return self._args
+        return None
+
+    def after_run(self, run_context, run_values):
+        self._completed = run_context
+        if run_values.results is not None:
+            self._value = run_values.results
+        self.steps += 1
+        if self.steps >= self._next_check:
+            self._tick()
+
+    def _tick(self):
+        steps, total, now = self.steps, self._total, self.clock()
+        interval = self.min_interval if self._active_mode == "dynamic" else self.plain_interval
+        if self._active_mode == "plain" and total is not None:
+            mark = math.floor(steps * 10 / total) + 1
+            self._next_check = max(steps + 1, math.ceil(mark * total / 10))
+            return self._draw(now)
+        if now - self._last_draw >= interval:
+            if self._last_draw > -math.inf and now > self._last_draw:
+                rate = (steps - self._drawn_steps) / (now - self._last_draw)
+                self._stride = max(1, int(rate * interval / 2))
+            self._draw(now)
+        self._next_check = steps + self._stride
+
+    def _line(self, now):
+        steps, total = self.steps, self._total
+        elapsed = now - (self._start if self._start is not None else now)
+        head = f"{self.label} " if self.label else ""
+        if total is None:
+            rate = steps / elapsed if elapsed > 0 else 0.0
+            text = f"{head}{steps} steps - {rate:.2f} steps/s"
+        else:
+            filled = int(_WIDTH * min(steps / total, 1.0))
+            bar = "=" * (filled - 1) + (">" if steps < total else "=") if filled else ""
+            eta = format_eta(elapsed / steps * max(total - steps, 0)) if steps else "?"
+            text = (f"{head}{steps:>{len(str(total))}}/{total} [{bar.ljust(_WIDTH)}]"
+                    f" - ETA: {eta}")
+        if self._value is not None:
+            text += f" - loss: {float(np.sum(self._value)):.2f}"
+        return text
+
+    def _draw(self, now, final=False):
+        line = self._line(now)
+        if self._active_mode == "dynamic":
+            pad = " " * max(0, self._line_len - len(line))
+            write_text(self.writer, f"\r{line}{pad}" + ("\n" if final else ""))
+            self._line_len, self._open_line = (0, False) if final else (len(line), True)
+        elif not (final and self._drawn_steps == self.steps and self._last_draw > -math.inf):
+            write_text(self.writer, line + "\n")
+        self._last_draw, self._drawn_steps = now, self.steps
+
+    def end(self, session):
+        self._draw(self.clock(), final=True)
+        steps, total, context = self.steps, self._total, self._context
+        if total is None or steps >= total:
+            return
+        if context is not None and context.stop_requested:  # by a hook, not by the input
+            message = f"{self.label} stopped by a hook after {steps} of {total} steps.\n"
+        elif context is not None and context is not self._completed:  # the last run() raised
+            message = f"{self.label} stopped after {steps} of {total} steps: input exhausted.\n"
+        else:  # the caller stopped calling run()
+            message = f"{self.label} stopped after {steps} of {total} steps.\n"
+        write_text(self.writer, message)
+
+    def after_error(self, session, error):
+        if self._open_line:
+            self._open_line = False
+            write_text(self.writer, "\n")

@@ -41,6 +41,7 @@ __all__ = [
 _log = logging.getLogger("pyhooks")
 
 USE_DEFAULT = object()
+_CALLABLE_CACHE_SIZE = 64
 
 
 # --------------------------------------------------------------------------- fetches
@@ -263,6 +264,7 @@ class _MonitoredSessionBase:
                 _log.info("An error was raised while a session was being created: %s. "
                           "Retrying.", type(error).__name__)
         self._sess = sess
+        self._callables = {}
         self._coord = _make_coordinator(sess)
         for hook in self._after_create_hooks:
             _call(hook, "after_create_session", sess, self._coord)
@@ -417,8 +419,11 @@ class _MonitoredSessionBase:
             merger = _FetchMerger()
             caller_plan = merger.add(fetches)
             plans = {key: merger.add(value) for key, value in requests.items()}
-            values = sess.run(merger.flat, feed_dict=feed_dict, options=options,
-                              run_metadata=run_metadata)
+            if feed_dict or options is not None or run_metadata is not None:
+                values = sess.run(merger.flat, feed_dict=feed_dict, options=options,
+                                  run_metadata=run_metadata)
+            else:
+                values = self._run_flat(sess, merger.flat)
             result = values[caller_plan] if type(caller_plan) is int else _rebuild(caller_plan, values)
             hook_results = {key: values[plan] if type(plan) is int else _rebuild(plan, values)
                             for key, plan in plans.items()}
@@ -458,6 +463,32 @@ class _MonitoredSessionBase:
             span = ("MonitoredSession", "run", start, perf_counter())
             for sink in sinks:
                 sink.append(span)
+
+    def _run_flat(self, sess, flat):
+        """Runs a flat fetch list, through a cached ``make_callable`` once it repeats.
+
+        ``Session.run`` re-analyses its fetches on every call (tens of µs per
+        tensor); hooks ask for the same tensors step after step, so the second
+        time a list is seen it becomes a callable of the session (if it has
+        ``make_callable``). The cache holds the fetched objects themselves, so
+        the ``id()`` key cannot be reused by another object while cached.
+        """
+        key = tuple(map(id, flat))
+        entry = self._callables.get(key)
+        if entry is None:
+            if len(self._callables) >= _CALLABLE_CACHE_SIZE:
+                self._callables.clear()
+            self._callables[key] = [flat, None]
+            return sess.run(flat)
+        if entry[1] is None:
+            make_callable = getattr(sess, "make_callable", None)
+            try:
+                entry[1] = make_callable(entry[0]) if make_callable is not None else False
+            except Exception:  # noqa: BLE001 - session.run below reports the real problem
+                entry[1] = False
+        if entry[1] is False:
+            return sess.run(flat)
+        return entry[1]()
 
     def run_step_fn(self, step_fn):
         """Runs ``step_fn(step_context)`` as TensorFlow's ``MonitoredSession.run_step_fn``.

@@ -249,3 +249,41 @@ def test_closed_session_should_stop_and_refuses_run():
     assert sess.should_stop()
     with pytest.raises(RuntimeError, match="closed MonitoredSession"):
         sess.run(FakeTensor("x"))
+
+
+def test_repeated_fetch_list_goes_through_a_cached_callable():
+    log = []
+    x, y = FakeTensor("x"), FakeTensor("y")
+    made = []
+
+    class CallableSession:
+        graph = None
+
+        def __init__(self):
+            self.runs = 0
+
+        def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+            self.runs += 1
+            return [f.fn(0, {}) for f in fetches]
+
+        def make_callable(self, fetches):
+            made.append(list(fetches))
+            return lambda: [f.fn(1, {}) for f in fetches]
+
+        def close(self):
+            pass
+
+    session = CallableSession()
+
+    class Creator:
+        def create_session(self):
+            return session
+
+    hook = RecordingHook("a", log, fetches=y)
+    with MonitoredSession(Creator(), [hook]) as sess:
+        results = [sess.run(x) for _ in range(4)]
+        fed = sess.run(x, feed_dict={"f": 1})  # feeds: never through the callable
+    assert made == [[x, y]]
+    assert session.runs == 2
+    assert results == ["x@0", "x@1", "x@1", "x@1"] and fed == "x@0"
+    assert hook.results == ["y@0", "y@1", "y@1", "y@1", "y@0"]

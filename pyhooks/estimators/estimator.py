@@ -21,10 +21,9 @@ Design (R users call ``train()`` many times on one model):
   each call's hooks run ``begin()`` it is reopened (``_unsafe_unfinalize``)
   so that hooks may add ops, and the creator finalizes it again before the
   first step, so a stray op created inside the loop is still an error.
-* The wrapper turns a repeated fetch list into a ``Session.make_callable``
-  (cached per graph and fetch list), which halves TensorFlow's per-step
-  overhead for small models; the same default hooks fetch the same tensors, so
-  the callable is reused across ``train()`` calls.
+* ``MonitoredSession`` turns a repeated fetch list into a callable of the
+  session; the wrapper's ``make_callable`` makes it run in the caller's thread,
+  which halves TensorFlow's per-step overhead for small models.
 
 Conventions for hooks (see DEVELOPING.md): a global step whose value fetched in
 a step is the value *before* that step's increment (the increment waits for
@@ -54,7 +53,6 @@ __all__ = ["Estimator", "TRAINING_LOSS_COLLECTION"]
 TRAIN, EVAL, PREDICT = "train", "eval", "predict"
 TRAINING_LOSS_COLLECTION = "pyhooks_training_loss"
 _LABEL, _WEIGHT = "__label__", "__weight__"
-_CALLABLE_AFTER = 2  # make a callable the 2nd time a fetch list is seen
 _CALLABLE_CACHE = 64
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
@@ -76,13 +74,13 @@ def _kept_session_type():
     class _KeptSession(SessionInterface):
         """The estimator's long-lived session as ``MonitoredSession`` sees it.
 
-        ``close()`` keeps the session open. ``run()`` of a flat fetch list without
-        feeds or options that was seen before goes through a TensorFlow callable
-        (``Session._make_callable_from_options``) that runs the step in the
-        calling thread (``RunOptions.inter_op_thread_pool = -1``): for the small
-        graphs of canned estimators this halves TensorFlow's per-step cost,
-        because no thread hand-off happens. Everything else is the wrapped
-        ``tf.compat.v1.Session``'s.
+        ``close()`` keeps the session open. ``make_callable()`` (which
+        ``MonitoredSession`` uses for a fetch list it sees again) returns a
+        TensorFlow callable (``Session._make_callable_from_options``) that runs
+        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``):
+        for the small graphs of canned estimators this halves TensorFlow's
+        per-step cost, because no thread hand-off happens. Everything else is
+        the wrapped ``tf.compat.v1.Session``'s.
         """
 
         __slots__ = ("_sess", "_cache", "_graph")
@@ -107,24 +105,23 @@ def _kept_session_type():
             return self._sess.partial_run(*args, **kwargs)
 
         def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-            if (feed_dict or options is not None or run_metadata is not None
-                    or type(fetches) is not list):
-                return self._sess.run(fetches, feed_dict=feed_dict, options=options,
-                                      run_metadata=run_metadata)
+            return self._sess.run(fetches, feed_dict=feed_dict, options=options,
+                                  run_metadata=run_metadata)
+
+        def make_callable(self, fetches, feed_list=None, accept_options=False):
+            """What ``MonitoredSession`` caches for a repeated fetch list: a caller-thread callable."""
+            if feed_list is not None or accept_options:
+                return self._sess.make_callable(fetches, feed_list, accept_options)
+            # Kept across train() calls: the default hooks fetch the same tensors.
             key = tuple(map(id, fetches))
             entry = self._cache.get(key)
             if entry is None:
                 if len(self._cache) >= _CALLABLE_CACHE:
                     self._cache.clear()
-                # keeps the fetched objects alive, so that their ids stay theirs
-                self._cache[key] = entry = [list(fetches), 0, None]
-            if entry[2] is not None:
-                return entry[2]()
-            entry[1] += 1
-            if entry[1] >= _CALLABLE_AFTER:
-                entry[2] = _fast_callable(self._sess, self._graph, entry[0])
-                return entry[2]()
-            return self._sess.run(fetches)
+                # holds the fetched objects, so that their ids stay theirs
+                entry = self._cache[key] = (list(fetches),
+                                            _fast_callable(self._sess, self._graph, list(fetches)))
+            return entry[1]
 
         def close(self):
             """Keeps the session: it belongs to the estimator."""

@@ -100,7 +100,7 @@ class SessionRunArgs(namedtuple("SessionRunArgs", ["fetches", "feed_dict", "opti
     __slots__ = ()
 
     def __new__(cls, fetches, feed_dict=None, options=None):
-        return super().__new__(cls, fetches, feed_dict, options)
+        return tuple.__new__(cls, (fetches, feed_dict, options))
 
 
 class SessionRunValues(namedtuple("SessionRunValues", ["results", "options", "run_metadata"])):

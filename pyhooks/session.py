@@ -41,6 +41,8 @@ __all__ = [
 _log = logging.getLogger("pyhooks")
 
 USE_DEFAULT = object()
+_NO_RESULTS = {}
+_tuple_new = tuple.__new__  # builds SessionRunArgs/Values without namedtuple's slow __new__
 _CALLABLE_CACHE_SIZE = 64
 
 
@@ -60,8 +62,7 @@ class _FetchMerger:
         self._index = {}
 
     def add(self, fetches):
-        cls = type(fetches)
-        if cls is list or cls is tuple or cls is dict or isinstance(fetches, (list, tuple, dict)):
+        if isinstance(fetches, (list, tuple, dict)):
             if isinstance(fetches, dict):
                 keys = list(fetches)
                 return (_DICT, cls, keys, [self.add(fetches[k]) for k in keys])
@@ -374,7 +375,7 @@ class _MonitoredSessionBase:
 
     def _hooked_run(self, fetches, feed_dict, options, run_metadata):
         sess = self._sess
-        context = SessionRunContext(SessionRunArgs(fetches, feed_dict, options), sess)
+        context = SessionRunContext(_tuple_new(SessionRunArgs, (fetches, feed_dict, options)), sess)
         requests = None
         hook_feeds = None
         merged_options = None
@@ -386,20 +387,22 @@ class _MonitoredSessionBase:
                 raise
             if args is None:
                 continue
-            if args.fetches is not None:
+            hook_fetches, hook_feed, hook_options = args.fetches, args.feed_dict, args.options
+            if hook_fetches is not None:
                 if requests is None:
-                    requests = {}
-                requests[id(hook)] = args.fetches
-            if args.feed_dict:
-                if hook_feeds is None:
-                    hook_feeds = dict(args.feed_dict)
+                    requests = [(id(hook), hook_fetches)]
                 else:
-                    _check_disjoint(hook_feeds, args.feed_dict, "Same tensor is fed by two hooks.")
-                    hook_feeds.update(args.feed_dict)
-            if args.options is not None:
+                    requests.append((id(hook), hook_fetches))
+            if hook_feed:
+                if hook_feeds is None:
+                    hook_feeds = dict(hook_feed)
+                else:
+                    _check_disjoint(hook_feeds, hook_feed, "Same tensor is fed by two hooks.")
+                    hook_feeds.update(hook_feed)
+            if hook_options is not None:
                 if merged_options is None:
                     merged_options = _copy_options(options)
-                _merge_run_options(merged_options, args.options)
+                _merge_run_options(merged_options, hook_options)
         if hook_feeds is not None:
             if feed_dict:
                 _check_disjoint(feed_dict, hook_feeds,
@@ -411,27 +414,30 @@ class _MonitoredSessionBase:
             if run_metadata is None:
                 run_metadata = _new_run_metadata()
 
+        hook_results = _NO_RESULTS
         if requests is None:
             result = sess.run(fetches, feed_dict=feed_dict, options=options,
                               run_metadata=run_metadata)
-            hook_results = None
         else:
             merger = _FetchMerger()
-            caller_plan = merger.add(fetches)
-            plans = {key: merger.add(value) for key, value in requests.items()}
+            add = merger.add
+            caller_plan = add(fetches)
+            plans = [(key, add(value)) for key, value in requests]
             if feed_dict or options is not None or run_metadata is not None:
                 values = sess.run(merger.flat, feed_dict=feed_dict, options=options,
                                   run_metadata=run_metadata)
             else:
                 values = self._run_flat(sess, merger.flat)
             result = values[caller_plan] if type(caller_plan) is int else _rebuild(caller_plan, values)
-            hook_results = {key: values[plan] if type(plan) is int else _rebuild(plan, values)
-                            for key, plan in plans.items()}
+            hook_results = {}
+            for key, plan in plans:
+                hook_results[key] = values[plan] if type(plan) is int else _rebuild(plan, values)
 
+        get = hook_results.get
         for hook in self._after_hooks:
-            hook_result = None if hook_results is None else hook_results.get(id(hook))
             try:
-                hook.after_run(context, SessionRunValues(hook_result, options, run_metadata))
+                hook.after_run(context, _tuple_new(SessionRunValues,
+                                                   (get(id(hook)), options, run_metadata)))
             except BaseException as error:
                 add_hook_note(error, hook, "after_run")
                 raise

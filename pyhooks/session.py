@@ -63,6 +63,7 @@ class _FetchMerger:
 
     def add(self, fetches):
         if isinstance(fetches, (list, tuple, dict)):
+            cls = type(fetches)
             if isinstance(fetches, dict):
                 keys = list(fetches)
                 return (_DICT, cls, keys, [self.add(fetches[k]) for k in keys])

@@ -1,0 +1,146 @@
+"""Hooks written in R, used from Python (through rpy2).
+
+The R package ``pyhooks`` builds custom hooks with ``session_run_hook(...)``:
+a Python ``LambdaHook`` whose callbacks are R functions (through reticulate).
+This module evaluates R code in an R embedded in this Python process and hands
+back that hook, so a Python training loop can run a hook written in R::
+
+    import pyhooks.r
+    hook = pyhooks.r.r_hook('''
+        steps <- 0
+        session_run_hook(after_run = function(context, values) {
+          steps <<- steps + 1
+          if (steps >= 3) context$request_stop()
+        })
+    ''')
+    with pyhooks.MonitoredSession(hooks=[hook]) as sess: ...
+
+An error in an R callback propagates as a Python exception carrying the R
+message, noted ``pyhooks: raised in session_run_hook().after_run()``: it is
+never swallowed.
+
+rpy2 3.5 and reticulate share this interpreter correctly, but rpy2's shutdown
+of the embedded R runs R's exit finalizers with the GIL released, and
+reticulate's finalizers then call into Python: the process died at exit with
+"PyThreadState_Get: the function must be called with the GIL held". pyhooks
+ends R itself at exit, before rpy2 would: it cleans R's temporary directory
+and marks the embedded R as ended, skipping the exit finalizers (they would
+only release Python objects of a process that is exiting anyway).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+import warnings
+
+__all__ = ["r_hook"]
+
+_lock = threading.Lock()
+_state = {"ready": False}
+_handoff = []
+
+
+def _receive(hook):
+    """Called from R (through reticulate) with the Python object of a hook."""
+    _handoff.append(hook)
+
+
+def _end_embedded_r():
+    from rpy2.rinterface_lib import embedded, openrlib
+
+    if not embedded.isinitialized():
+        return
+    with openrlib.rlock:
+        if embedded.rpy2_embeddedR_isinitialized & embedded.RPY_R_Status.ENDED.value:
+            return
+        openrlib.rlib.R_CleanTempDir()
+        # R may still poll for events while Python finalizes: no Python callback then.
+        openrlib.rlib.ptr_R_ProcessEvents = openrlib.ffi.NULL
+        embedded.rpy2_embeddedR_isinitialized |= embedded.RPY_R_Status.ENDED.value
+
+
+def _robjects():
+    """rpy2's ``robjects`` with R started, ``library(pyhooks)`` attached and exit made safe."""
+    with _lock:
+        if _state["ready"]:
+            import rpy2.robjects as ro
+
+            return ro
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # rpy2's note about old reticulate releases
+                import rpy2.rinterface_lib.callbacks  # noqa: F401
+                import rpy2.robjects as ro
+        except ImportError as error:
+            raise ImportError("pyhooks.r needs rpy2 and R: pip install 'rpy2>=3.5.17,<3.6' "
+                              "(and apt-get install r-base-core)") from error
+        # reticulate inside this R must use this very interpreter.
+        os.environ.setdefault("RETICULATE_PYTHON", sys.executable)
+        # Registered after rpy2's own handler, so it runs first (atexit is LIFO).
+        atexit.register(_end_embedded_r)
+        # rpy2 hooks a warning onto reticulate's load that concerns releases
+        # before 2022 (reticulate >= 1.25 has the fix): drop it.
+        ro.r('setHook(packageEvent("reticulate", "onLoad"), NULL, "replace")')
+        try:
+            ro.r("suppressPackageStartupMessages(library(pyhooks))")
+        except Exception as error:  # rpy2's RRuntimeError
+            raise ImportError(f"the R package 'pyhooks' could not be loaded: {error}. "
+                              "Install it with: R CMD INSTALL r-package") from error
+        _state["ready"] = True
+        return ro
+
+
+def r_hook(code=None, *, file=None):
+    """A hook written in R: R code (or a file) whose value is ``session_run_hook(...)``.
+
+    The code runs in a new R environment (child of the global one), with the R
+    package ``pyhooks`` attached; state kept with ``<<-`` lands there.
+
+    Args:
+        code: R source as a string.
+        file: path to an R file, instead of ``code``.
+
+    Returns:
+        the hook (a :class:`pyhooks.LambdaHook` whose callbacks are R functions).
+
+    Raises:
+        ValueError: neither or both of ``code`` and ``file``; R code that fails
+            (the R message is kept) or does not return a ``session_run_hook()``.
+        ImportError: rpy2, R or the R package is missing (says how to install).
+
+    Example:
+        >>> hook = r_hook("session_run_hook(end = function(session) cat('done\\n'))")
+    """
+    if (code is None) == (file is None):
+        raise ValueError("Exactly one of `code` and `file` must be given, "
+                         f"got code={code!r}, file={file!r}.")
+    if file is not None:
+        file = os.fspath(file)
+        if not os.path.isfile(file):
+            raise ValueError(f"`file` does not exist: {file!r}.")
+        with open(file, encoding="utf-8") as handle:
+            code = handle.read()
+    if not isinstance(code, str):
+        raise TypeError(f"`code` must be a string of R code, got {type(code).__name__}.")
+    ro = _robjects()
+    evaluate = ro.r("""function(code) {
+      env <- new.env(parent = globalenv())
+      value <- tryCatch(eval(parse(text = code, keep.source = FALSE), env),
+                        error = function(e) e)
+      if (inherits(value, "error")) return(list(error = conditionMessage(value)))
+      if (!inherits(value, "pyhooks_session_run_hook"))
+        return(list(error = paste0("the R code must return session_run_hook(...), got an object",
+                                   " of class ", paste(class(value), collapse = "/"))))
+      reticulate::import("pyhooks.r", convert = FALSE)$`_receive`(value)
+      list(error = NULL)
+    }""")
+    with _lock:
+        _handoff.clear()
+        outcome = evaluate(code)
+        error = outcome.rx2("error")
+        if error is not ro.NULL:
+            raise ValueError(f"R: {error[0]}")
+        return _handoff.pop()

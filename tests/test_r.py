@@ -1,0 +1,141 @@
+"""pyhooks.r: hooks written in R run from Python through rpy2 (R embedded in the process).
+
+The R side runs in a child process, which also proves the process exits
+cleanly (rpy2 + reticulate used to die at exit with a GIL error).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import pyhooks.r
+
+SCRIPT = textwrap.dedent(r'''
+    import json, os
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    import tensorflow as tf
+    import pyhooks, pyhooks.r
+    v1 = tf.compat.v1
+    out = {}
+
+    def graph():
+        g = tf.Graph()
+        with g.as_default():
+            v1.train.get_or_create_global_step()
+            w = v1.get_variable("w", [], initializer=v1.zeros_initializer())
+            per_example = tf.square(w - tf.constant([1.0, 2.0, 3.0]))
+            v1.add_to_collection("losses", per_example)
+            train = v1.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(per_example))
+        return g, train
+
+    hook = pyhooks.r.r_hook("""
+        means <- c()
+        session_run_hook(
+          before_run = function(context) {
+            session_run_args(losses = context$session$graph$get_collection("losses"))
+          },
+          after_run = function(context, values) {
+            means <<- c(means, mean(values$results$losses[[1]]))
+            cat("Running step:", length(means), "\\n")
+            if (length(means) >= 3) context$request_stop()
+          },
+          end = function(session) cat("means:", round(means, 4), "\\n"))
+    """)
+    out["methods"] = sorted(hook.pyhooks_methods)
+    g, train = graph()
+    steps = 0
+    with g.as_default(), pyhooks.MonitoredSession(hooks=[hook]) as sess:
+        while not sess.should_stop():
+            sess.run(train)
+            steps += 1
+    out["steps"] = steps
+
+    failing = pyhooks.r.r_hook(
+        'session_run_hook(after_run = function(context, values) stop("no luck from R"))')
+    g, train = graph()
+    try:
+        with g.as_default(), pyhooks.MonitoredSession(hooks=[failing]) as sess:
+            sess.run(train)
+    except Exception as error:
+        out["error"] = [type(error).__name__, str(error), getattr(error, "__notes__", [])]
+
+    for key, code in [("bad_code", "stop('broken R')"), ("not_a_hook", "list(a = 1)")]:
+        try:
+            pyhooks.r.r_hook(code)
+        except ValueError as error:
+            out[key] = str(error)
+    print("RESULT" + json.dumps(out))
+''')
+
+
+def r_package_installed():
+    if shutil.which("Rscript") is None:
+        return False
+    check = subprocess.run(["Rscript", "-e", "quit(status = !requireNamespace('pyhooks', quietly = TRUE))"],
+                           capture_output=True)
+    return check.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def r_run():
+    pytest.importorskip("rpy2")
+    if not r_package_installed():
+        pytest.skip("R or the R package pyhooks is not installed (make setup installs both)")
+    env = dict(os.environ, RETICULATE_PYTHON=sys.executable)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          env=env, timeout=600)
+    line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT")), None)
+    assert line is not None, proc.stdout + proc.stderr
+    return proc, json.loads(line[len("RESULT"):])
+
+
+def test_r_hook_drives_training_and_stops(r_run):
+    proc, out = r_run
+    assert out["steps"] == 3
+    assert "Running step: 1 \nRunning step: 2 \nRunning step: 3 \n" in proc.stdout
+    # per-example losses (w - c)^2 with c = 1, 2, 3: mean at w = 0 is 14/3
+    assert "means: 4.6667" in proc.stdout
+
+
+def test_only_given_callbacks_cross_into_r(r_run):
+    _, out = r_run
+    assert out["methods"] == ["after_run", "before_run", "end"]
+
+
+def test_error_in_r_callback_propagates_with_names(r_run):
+    _, out = r_run
+    kind, message, notes = out["error"]
+    assert "no luck from R" in message
+    assert "after_run" in message
+    assert "pyhooks: raised in session_run_hook().after_run()" in notes
+
+
+def test_bad_r_code_is_a_value_error_with_the_r_message(r_run):
+    _, out = r_run
+    assert out["bad_code"] == "R: broken R"
+    assert "must return session_run_hook(...)" in out["not_a_hook"]
+    assert "class list" in out["not_a_hook"]
+
+
+def test_process_exits_cleanly_without_gil_crash(r_run):
+    proc, _ = r_run
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "GIL" not in proc.stderr
+    assert "_processevents" not in proc.stderr
+    assert "only fixed recently" not in proc.stdout
+
+
+def test_arguments_are_checked_before_r_starts(tmp_path):
+    with pytest.raises(ValueError, match="Exactly one of `code` and `file`"):
+        pyhooks.r.r_hook()
+    with pytest.raises(ValueError, match="Exactly one of `code` and `file`"):
+        pyhooks.r.r_hook("x", file="y.R")
+    with pytest.raises(ValueError, match="`file` does not exist"):
+        pyhooks.r.r_hook(file=tmp_path / "missing.R")
+    with pytest.raises(TypeError, match="`code` must be a string of R code, got int"):
+        pyhooks.r.r_hook(42)

@@ -642,14 +642,16 @@ class Estimator:
             history_hook = builtin.HistorySaverHook()
             extra.append(history_hook)
         bars = [h for h in hooks if isinstance(h, builtin.ProgressBarHook)]
-        for bar in bars:
-            if bar.total is None:
-                bar.total = total
+        filled = [bar for bar in bars if bar.total is None]  # for this call only
+        for bar in filled:
+            bar.total = total
+        lent = None  # (saver hook, its own listener count): listeners lent for this call
         if not bars:
             extra.append(builtin.ProgressBarHook(total=total))
         if listeners:
             savers = [h for h in hooks if isinstance(h, builtin.CheckpointSaverHook)]
             if savers:  # as tf.estimator: the caller's saver hook calls the listeners
+                lent = (savers[0], len(savers[0]._listeners))  # noqa: SLF001
                 savers[0]._listeners.extend(listeners)  # noqa: SLF001
             else:
                 extra.append(builtin.CheckpointSaverHook(self.model_dir, save_secs=600,
@@ -662,6 +664,11 @@ class Estimator:
         except BaseException:
             state.discard()
             raise
+        finally:  # the caller's hooks leave this call as they came in
+            for bar in filled:
+                bar.total = None
+            if lent is not None:
+                del lent[0]._listeners[lent[1]:]  # noqa: SLF001
         self._save_if_needed(state, hooks + extra)
         return history_hook.history
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env Rscript
+# Knits every vignettes/*.Rmd (every chunk evaluated) and checks expected output.
+# Usage: Rscript tools/knit_vignettes.R [--html]   (--html: also render HTML for reading)
+# Fails (exit status 1) if a chunk errors or an expected output is missing.
+
+args <- commandArgs(trailingOnly = TRUE)
+html <- "--html" %in% args
+root <- normalizePath(".")
+vignette_dir <- file.path(root, "vignettes")
+out_dir <- Sys.getenv("PYHOOKS_VIGNETTE_OUT", file.path(tempdir(), "pyhooks-vignettes"))
+dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
+
+# Regular expressions that must match the knitted Markdown, per vignette.
+expectations <- list(
+  run_hooks = c(
+    "Training 2/2 \\[=+\\] - ETA: 0s - loss: [0-9]+\\.[0-9]{2}",
+    "mean_losses +total_losses +steps",
+    "\n[#> ]*1 +[0-9.]+ +[0-9.]+ +2\n",
+    "\n[#> ]*2 +[0-9.]+ +[0-9.]+ +4\n",
+    "total = 8 x mean: TRUE",
+    paste0("Running step: ", 1:4, "\""),
+    "mean_losses_history holds 4 values between 100 and 2000: TRUE"
+  ),
+  getting_started = c("mean_losses +total_losses +steps", "average_loss", "predictions"),
+  custom_hooks = c("Running step", "after_error", "stop"),
+  python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]")
+)
+
+failures <- character()
+for (rmd in sort(Sys.glob(file.path(vignette_dir, "*.Rmd")))) {
+  name <- tools::file_path_sans_ext(basename(rmd))
+  cat(sprintf("-- knitting %s.Rmd\n", name))
+  md <- file.path(out_dir, paste0(name, ".md"))
+  started <- Sys.time()
+  result <- tryCatch({
+    rmarkdown::render(rmd, output_format = rmarkdown::md_document(variant = "gfm"),
+                      output_file = basename(md), output_dir = out_dir,
+                      intermediates_dir = out_dir, quiet = TRUE, envir = new.env())
+    NULL
+  }, error = function(e) conditionMessage(e))
+  if (!is.null(result)) {
+    failures <- c(failures, sprintf("%s: a chunk failed: %s", name, result))
+    next
+  }
+  text <- paste(readLines(md, warn = FALSE), collapse = "\n")
+  for (pattern in expectations[[name]]) {
+    if (!grepl(pattern, text, perl = TRUE)) {
+      failures <- c(failures, sprintf("%s: expected output missing: /%s/", name, pattern))
+    }
+  }
+  if (grepl("\r|\b", text)) {
+    failures <- c(failures, sprintf("%s: raw \\r or \\b in the output", name))
+  }
+  cat(sprintf("   ok (%.1f s)\n", as.numeric(difftime(Sys.time(), started, units = "secs"))))
+  if (html) {
+    rmarkdown::render(rmd, output_format = rmarkdown::html_document(), output_dir = vignette_dir,
+                      intermediates_dir = out_dir, quiet = TRUE, envir = new.env())
+    cat(sprintf("   rendered vignettes/%s.html\n", name))
+  }
+}
+if (length(failures)) {
+  cat("\nVignette failures:\n", paste0(" - ", failures, "\n"), sep = "")
+  quit(status = 1)
+}
+n <- length(Sys.glob(file.path(vignette_dir, "*.Rmd")))
+cat(sprintf("vignettes: %d passed, 0 failed\n", n))

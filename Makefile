@@ -38,7 +38,7 @@ $(VENV)/.python-ok: $(VENV)/.apt-ok pyproject.toml requirements.txt
 $(VENV)/.r-package-ok: $(VENV)/.python-ok $(shell find r-package vignettes -type f 2>/dev/null)
 	@echo "== installing the R package"
 	@mkdir -p $(R_LIB)
-	@cp vignettes/*.Rmd r-package/vignettes/ 2>/dev/null || true
+	@mkdir -p r-package/vignettes && cp vignettes/*.Rmd r-package/vignettes/
 	@R CMD INSTALL --no-test-load --library=$(R_LIB) r-package >$(VENV)/r-install.log 2>&1 || \
 	  { cat $(VENV)/r-install.log; exit 1; }
 	@touch $@
@@ -63,6 +63,7 @@ docs: setup
 
 bench: setup
 	@for b in bench/bench_*.py; do $(PY) $$b; done
+	@Rscript bench/bench_r_hooks.R
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache vignettes/*.html vignettes/*.md

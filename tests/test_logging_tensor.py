@@ -158,3 +158,21 @@ def test_visible_by_default_in_a_fresh_interpreter():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120, check=True)
     assert "INFO:pyhooks:loss = 0.5" in done.stderr.splitlines()
+
+
+def test_a_resource_variable_named_logs_its_value(caplog):
+    import logging as _logging
+
+    import tensorflow as tf
+
+    import pyhooks
+
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        increment = step.assign_add(1)
+        hook = pyhooks.LoggingTensorHook({"step": "global_step"}, every_n_iter=1)
+        with caplog.at_level(_logging.INFO, logger="pyhooks"):
+            with pyhooks.MonitoredSession(hooks=[hook]) as sess:
+                sess.run(increment)
+    assert any(record.getMessage().startswith("step = ") and record.getMessage()[7] in "01"
+               for record in caplog.records), [r.getMessage() for r in caplog.records]

@@ -118,20 +118,24 @@ def test_plain_mode_writes_sparse_whole_lines():
                       "60/100", "70/100", "80/100", "90/100", "100/100"]
 
 
-def test_loss_fetched_only_when_the_bar_may_be_drawn():
+def test_a_run_stopped_early_ends_on_its_true_last_loss():
+    """The loss is fetched every step, so the final line is never stale."""
     with tf.Graph().as_default():
         tf.compat.v1.add_to_collection("losses", tf.constant([1.0]))
-        hook = ProgressBarHook(total=30, writer=io.StringIO(), mode="plain")
+        out = io.StringIO()
+        hook = ProgressBarHook(total=30, writer=out, mode="plain")
         hook.begin()
     hook.after_create_session(None, None)
-    fetched = []
-    for step in range(1, 31):
+    for step in range(1, 9):  # a hook stops the run at step 8 of 30
         context = SessionRunContext(SessionRunArgs(None), None)
-        args = hook.before_run(context)
-        if args is not None:
-            fetched.append(step)
-        hook.after_run(context, SessionRunValues(None if args is None else 1.0, None, None))
-    assert fetched == [1, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30]
+        assert hook.before_run(context) is not None
+        if step == 8:
+            context.request_stop()
+        hook.after_run(context, SessionRunValues([float(step)], None, None))
+    hook.end(None)
+    lines = out.getvalue().splitlines()
+    assert lines[-2].startswith("Training  8/30 [") and lines[-2].endswith("loss: 8.00")
+    assert lines[-1] == "Training stopped by a hook after 8 of 30 steps."
 
 
 def test_unknown_total_shows_count_and_rate():

@@ -36,14 +36,24 @@ def _as_graph_element(obj, graph):
                              f"current graph {graph}.")
         return obj
     if ":" in obj:
-        return graph.as_graph_element(obj)
+        return _readable(graph.as_graph_element(obj), graph)
     element = graph.as_graph_element(obj + ":0")
     try:
         graph.as_graph_element(obj + ":1")
     except (KeyError, ValueError):
-        return element
+        return _readable(element, graph)
     raise ValueError(f"Name {obj} is ambiguous, as this `Operation` has multiple outputs "
                      "(at least 2).")
+
+
+def _readable(tensor, graph):
+    """A resource variable's handle (what its name resolves to) becomes its value."""
+    if getattr(tensor, "dtype", None) is None or tensor.dtype.name != "resource":
+        return tensor
+    for variable in graph.get_collection("variables") + graph.get_collection("local_variables"):
+        if getattr(variable, "handle", None) is tensor:
+            return variable  # fetching a variable fetches its value
+    return tensor
 
 
 class LoggingTensorHook(SessionRunHook):

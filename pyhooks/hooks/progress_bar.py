@@ -21,8 +21,8 @@ class ProgressBarHook(SessionRunHook):
     """Shows ``Training 2/2 [=====...] - ETA: 0s - loss: 3136.10`` while training.
 
     Steps are counted per run (from 0 at ``begin()``), not from the global step.
-    The loss is the sum of the per-example loss, fetched only on steps that may be
-    drawn and on step ``total`` (a run ending early shows its last drawn loss).
+    The loss is the sum of the per-example loss, fetched with every step (the
+    runner sends a tensor several hooks ask for once).
     'dynamic' mode redraws one line in place; 'plain' mode (files, CI, knitr)
     writes whole lines at each 10% of ``total`` (every ``plain_interval`` seconds
     if it is unknown). A run ending before ``total`` steps gets a line saying why.
@@ -76,11 +76,10 @@ class ProgressBarHook(SessionRunHook):
 
     def before_run(self, run_context):
         self._context = run_context
-        # the loss is fetched only for steps that may be drawn (and the expected last one)
-        coming = self.steps + 1
-        if coming >= self._next_check or coming == self._total:
-            return self._args
-        return None
+        # Every step, so that a run stopped early ends on its true last loss. It
+        # costs nothing extra: HistorySaverHook fetches the same tensor, the runner
+        # sends it once, and a fetch list that stays the same runs as one callable.
+        return self._args
 
     def after_run(self, run_context, run_values):
         self._completed = run_context

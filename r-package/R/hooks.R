@@ -1,0 +1,365 @@
+# Built-in hooks: thin wrappers of pyhooks' Python hook classes. Validation
+# lives in Python; R only turns whole doubles into integers.
+
+#' Save checkpoints every N steps or seconds
+#'
+#' Saves the model variables to `checkpoint_dir` when the session is created,
+#' every `save_steps` steps or `save_secs` seconds, and at the end.
+#'
+#' @param checkpoint_dir Directory where checkpoints are written.
+#' @param save_secs,save_steps Save every this many seconds, or every this
+#'   many steps (exactly one of the two).
+#' @param saver A `tf$compat$v1$train$Saver`, or `NULL` for the default one.
+#' @param checkpoint_basename File name prefix of the checkpoints.
+#' @param scaffold A `Scaffold` to get the saver from, or `NULL`.
+#' @param listeners A list of Python `CheckpointSaverListener` objects.
+#' @param save_graph_def Write the graph (`graph.pbtxt`) and meta graph too.
+#' @param save_on_error Also save a checkpoint when training fails.
+#' @returns A hook (a Python `CheckpointSaverHook`) for the `hooks` argument
+#'   of [train()].
+#' @family hooks
+#' @seealso [train()], [hook_summary_saver()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_checkpoint_saver(tempfile("ckpt"), save_steps = 10)
+#' }
+hook_checkpoint_saver <- function(checkpoint_dir, save_secs = NULL, save_steps = NULL,
+                                  saver = NULL, checkpoint_basename = "model.ckpt",
+                                  scaffold = NULL, listeners = NULL, save_graph_def = TRUE,
+                                  save_on_error = TRUE) {
+  rlang::check_required(checkpoint_dir)
+  py_construct("CheckpointSaverHook", list(
+    checkpoint_dir = path_arg(checkpoint_dir),
+    save_secs = save_secs,
+    save_steps = as_py_int(save_steps),
+    saver = saver,
+    checkpoint_basename = checkpoint_basename,
+    scaffold = scaffold,
+    listeners = as_py_list(listeners),
+    save_graph_def = save_graph_def,
+    save_on_error = save_on_error
+  ))
+}
+
+#' Delay training until the global step reaches a value
+#'
+#' Useful for workers that should start only after the chief has trained for
+#' a while. Gives up after `timeout_secs` seconds (instead of waiting
+#' forever).
+#'
+#' @param wait_until_step The global step to wait for.
+#' @param timeout_secs Seconds to wait at most, or `NULL` for no limit.
+#' @returns A hook (a Python `GlobalStepWaiterHook`) for [train()].
+#' @family hooks
+#' @seealso [train()], [hook_stop_at_step()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_global_step_waiter(wait_until_step = 0, timeout_secs = 60)
+#' }
+hook_global_step_waiter <- function(wait_until_step, timeout_secs = NULL) {
+  rlang::check_required(wait_until_step)
+  py_construct("GlobalStepWaiterHook", list(
+    wait_until_step = as_py_int(wait_until_step),
+    timeout_secs = timeout_secs
+  ))
+}
+
+#' Save the history of the loss during training
+#'
+#' Records the mean and total loss of the batch every `every_n_step` steps
+#' (and at the last step). [train()] returns the recorded history; give this
+#' hook to choose how often it records, or to write it to a CSV file as it
+#' goes.
+#'
+#' @param every_n_step Record every this many steps.
+#' @param path A CSV file to which each row is appended (and flushed) as it
+#'   is recorded, or `NULL`.
+#' @param metrics A named list of extra tensors (or tensor names) to record,
+#'   one column each.
+#' @param loss The per-example loss tensor, or `NULL` for the first tensor of
+#'   the graph collection `"losses"`.
+#' @returns A hook (a Python `HistorySaverHook`) for [train()].
+#' @family hooks
+#' @seealso [train()], which returns the history, and
+#'   [print.pyhooks_history()].
+#' @export
+#' @examples
+#' \dontrun{
+#' history <- train(model, input, steps = 4,
+#'                  hooks = list(hook_history_saver(every_n_step = 2)))
+#' }
+hook_history_saver <- function(every_n_step = 10, path = NULL, metrics = NULL, loss = NULL) {
+  py_construct("HistorySaverHook", list(
+    every_n_step = as_py_int(every_n_step),
+    path = path_arg(path),
+    metrics = as_py_list(metrics),
+    loss = loss
+  ))
+}
+
+#' Print tensors every N steps or seconds
+#'
+#' Logs the values of the given tensors through Python's `pyhooks` logger;
+#' the package forwards those records to the R console as messages.
+#'
+#' @param tensors A character vector or list of tensor names, or a named
+#'   list (tag = tensor or name).
+#' @param every_n_iter,every_n_secs Log every this many steps, or every this
+#'   many seconds (one of the two, unless `at_end`).
+#' @param at_end Log the last values at the end of training.
+#' @param formatter A function taking the named list of values (as R
+#'   values; and the seconds elapsed since the last line, if it takes two
+#'   arguments) and returning the string to log, or `NULL` for
+#'   `"tag = value, ..."`.
+#' @returns A hook (a Python `LoggingTensorHook`) for [train()].
+#' @family hooks
+#' @seealso [train()], [hook_step_counter()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_logging_tensor(list(step = "global_step"), every_n_iter = 10)
+#' }
+hook_logging_tensor <- function(tensors, every_n_iter = NULL, every_n_secs = NULL,
+                                at_end = FALSE, formatter = NULL) {
+  rlang::check_required(tensors)
+  py_construct("LoggingTensorHook", list(
+    tensors = as_py_list(tensors),
+    every_n_iter = as_py_int(every_n_iter),
+    every_n_secs = every_n_secs,
+    at_end = at_end,
+    formatter = r_formatter(formatter)
+  ))
+}
+
+#' Stop or fail when the loss becomes NaN
+#'
+#' @param loss_tensor The loss tensor to watch.
+#' @param fail_on_nan_loss `TRUE` to stop training with an error, `FALSE` to
+#'   log a warning and request a stop.
+#' @param fail_on_inf Treat an infinite loss as NaN.
+#' @returns A hook (a Python `NanTensorHook`) for [train()]. (Training with
+#'   [train()] always watches the loss.)
+#' @family hooks
+#' @seealso [train()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_nan_tensor(loss, fail_on_nan_loss = FALSE)
+#' }
+hook_nan_tensor <- function(loss_tensor, fail_on_nan_loss = TRUE, fail_on_inf = TRUE) {
+  rlang::check_required(loss_tensor)
+  py_construct("NanTensorHook", list(
+    loss_tensor = loss_tensor, fail_on_nan_loss = fail_on_nan_loss, fail_on_inf = fail_on_inf
+  ))
+}
+
+#' Show a progress bar during training
+#'
+#' Shows `Training 2/2 [=====...] - ETA: 0s - loss: 3136.10`, written through
+#' R. On a dynamic console (a terminal, RStudio) the line is redrawn in place;
+#' under `Rscript` to a file, knitr, testthat or CI whole lines are written
+#' (at each 10% of the steps). Set `options(pyhooks.progress = "plain")` or
+#' `"dynamic"` to choose.
+#'
+#' @param label The text before the bar.
+#' @param total The number of steps expected, or `NULL` ([train()] sets it
+#'   from `steps`).
+#' @param loss The loss tensor to show, or `NULL` for the training loss.
+#' @param writer A function taking a string, or `NULL` to write to R's
+#'   standard output.
+#' @param mode `"dynamic"`, `"plain"` or `NULL` (decided as described above).
+#' @param min_interval Least seconds between two redraws.
+#' @returns A hook (a Python `ProgressBarHook`) for [train()].
+#' @family hooks
+#' @seealso [train()]
+#' @export
+#' @examples
+#' \dontrun{
+#' train(model, input, steps = 2, hooks = list(hook_progress_bar()))
+#' }
+hook_progress_bar <- function(label = "Training", total = NULL, loss = NULL, writer = NULL,
+                              mode = NULL, min_interval = 0.1) {
+  py_construct("ProgressBarHook", list(
+    label = label,
+    total = as_py_int(total),
+    loss = loss,
+    writer = writer %||% progress_writer,
+    mode = mode %||% progress_mode(),
+    min_interval = min_interval
+  ))
+}
+
+#' Count steps per second
+#'
+#' Logs (and, with `output_dir`, writes the summary `global_step/sec`) the
+#' number of training steps per second.
+#'
+#' @param every_n_steps,every_n_secs Measure every this many steps, or
+#'   seconds (exactly one of the two).
+#' @param output_dir Directory for the summary, or `NULL`.
+#' @param summary_writer A summary writer, or `NULL`.
+#' @returns A hook (a Python `StepCounterHook`) for [train()].
+#' @family hooks
+#' @seealso [train()], [hook_logging_tensor()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_step_counter(every_n_steps = 10)
+#' }
+hook_step_counter <- function(every_n_steps = 100, every_n_secs = NULL, output_dir = NULL,
+                              summary_writer = NULL) {
+  py_construct("StepCounterHook", list(
+    every_n_steps = as_py_int(every_n_steps),
+    every_n_secs = every_n_secs,
+    output_dir = path_arg(output_dir),
+    summary_writer = summary_writer
+  ))
+}
+
+#' Stop training at a given step
+#'
+#' @param num_steps Number of steps to run from the step training starts at.
+#' @param last_step The global step to stop at (give one of the two).
+#' @returns A hook (a Python `StopAtStepHook`) for [train()].
+#' @family hooks
+#' @seealso [train()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_stop_at_step(num_steps = 5)
+#' }
+hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
+  py_construct("StopAtStepHook", list(
+    num_steps = as_py_int(num_steps),
+    last_step = as_py_int(last_step)
+  ))
+}
+
+#' Save summaries every N steps or seconds
+#'
+#' @param save_steps,save_secs Save every this many steps, or seconds
+#'   (exactly one of the two).
+#' @param output_dir Directory for the event files, or `NULL` (then give
+#'   `summary_writer`).
+#' @param summary_writer A summary writer, or `NULL`.
+#' @param scaffold A `Scaffold` to get the summary op from, or `NULL`.
+#' @param summary_op The summary op (or a list of them), or `NULL`.
+#' @returns A hook (a Python `SummarySaverHook`) for [train()].
+#' @family hooks
+#' @seealso [train()], [hook_checkpoint_saver()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_summary_saver(save_steps = 10, output_dir = tempfile("summaries"))
+#' }
+hook_summary_saver <- function(save_steps = NULL, save_secs = NULL, output_dir = NULL,
+                               summary_writer = NULL, scaffold = NULL, summary_op = NULL) {
+  py_construct("SummarySaverHook", list(
+    save_steps = as_py_int(save_steps),
+    save_secs = save_secs,
+    output_dir = path_arg(output_dir),
+    summary_writer = summary_writer,
+    scaffold = scaffold,
+    summary_op = summary_op
+  ))
+}
+
+#' Profile training steps
+#'
+#' Writes `timeline-<step>.json` (Chrome trace format) to `output_dir` every
+#' `save_steps` steps or `save_secs` seconds.
+#'
+#' @param save_steps,save_secs Profile every this many steps, or seconds
+#'   (exactly one of the two).
+#' @param output_dir Directory for the timeline files.
+#' @param show_dataflow Include the data flow in the timeline.
+#' @param show_memory Include memory usage in the timeline.
+#' @returns A hook (a Python `ProfilerHook`) for [train()].
+#' @family hooks
+#' @seealso [train()], [hook_step_counter()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_profiler(save_steps = 2, output_dir = tempfile("profile"))
+#' }
+hook_profiler <- function(save_steps = NULL, save_secs = NULL, output_dir = "",
+                          show_dataflow = TRUE, show_memory = FALSE) {
+  py_construct("ProfilerHook", list(
+    save_steps = as_py_int(save_steps),
+    save_secs = save_secs,
+    output_dir = path_arg(output_dir),
+    show_dataflow = show_dataflow,
+    show_memory = show_memory
+  ))
+}
+
+#' Configure Google Cloud Storage access for the session
+#'
+#' @param credentials Credentials (a JSON string or a named list), or `NULL`.
+#'   They are secrets: the hook never prints them.
+#' @param block_cache The read cache: a named list with any of `block_size`,
+#'   `max_bytes` (bytes) and `max_staleness` (seconds), a Python
+#'   `BlockCacheParams`, or `NULL`.
+#' @returns A hook (a Python `ConfigureGcsHook`) for [train()].
+#' @family hooks
+#' @seealso [train()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_configure_gcs()
+#' }
+hook_configure_gcs <- function(credentials = NULL, block_cache = NULL) {
+  if (is.list(block_cache) && !is_py_object(block_cache)) {
+    block_cache <- py_construct("BlockCacheParams", lapply(block_cache, as_py_int))
+  }
+  py_construct("ConfigureGcsHook", list(credentials = credentials, block_cache = block_cache))
+}
+
+#' Evaluate tensors at the end of the session
+#'
+#' @param final_ops A tensor or tensor name, or a (named) list of them, to
+#'   evaluate when the session ends.
+#' @param final_ops_feed_dict A feed dictionary for them, or `NULL`.
+#' @returns A hook (a Python `FinalOpsHook`) for [train()] or
+#'   [evaluate()]; after the run its `final_ops_values` field holds the
+#'   values (as Python objects).
+#' @family hooks
+#' @seealso [train()], [evaluate()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook <- hook_final_ops(list(loss = loss))
+#' }
+hook_final_ops <- function(final_ops, final_ops_feed_dict = NULL) {
+  rlang::check_required(final_ops)
+  py_construct("FinalOpsHook", list(final_ops = final_ops, final_ops_feed_dict = final_ops_feed_dict))
+}
+
+#' Feed values into every step
+#'
+#' @param feed_fn A function of no argument returning a feed dictionary (a
+#'   named list of tensor name = value), called before every step.
+#' @returns A hook (a Python `FeedFnHook`) for [train()].
+#' @family hooks
+#' @seealso [train()], [session_run_hook()]
+#' @export
+#' @examples
+#' \dontrun{
+#' hook_feed_fn(function() list("dropout:0" = 0.5))
+#' }
+hook_feed_fn <- function(feed_fn) {
+  rlang::check_required(feed_fn)
+  py_construct("FeedFnHook", list(feed_fn = feed_fn))
+}
+
+r_formatter <- function(formatter) {
+  if (!is.function(formatter)) return(formatter)
+  with_elapsed <- length(formals(formatter)) >= 2L || "..." %in% names(formals(formatter))
+  py_bridge()$r_formatter(function(values, ...) formatter(restore_arrays(values), ...), with_elapsed)
+}
+
+path_arg <- function(x) {
+  if (is.character(x) && length(x) == 1L && !is.na(x) && nzchar(x)) path.expand(x) else x
+}

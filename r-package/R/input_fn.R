@@ -1,0 +1,90 @@
+#' Input for an estimator from a data frame or matrix
+#'
+#' Describes how [train()], [evaluate()] and [predict()] read `data`: which
+#' columns are the features and which is the response, in batches of
+#' `batch_size` rows, for `num_epochs` passes.
+#'
+#' @param data A data frame, a matrix with column names, or a named list of
+#'   equal-length vectors.
+#' @param features Names of the feature columns.
+#' @param response Name of the response column, or `NULL` (for
+#'   [predict()]).
+#' @param batch_size Rows per batch.
+#' @param shuffle `"auto"` (shuffle when training), `TRUE` or `FALSE`.
+#' @param num_epochs Passes over the data, or `NULL` to repeat it forever
+#'   (then give `steps` to [train()]).
+#' @param queue_capacity Size of the shuffle buffer (rows).
+#' @param num_threads Accepted for compatibility.
+#' @param seed The shuffling seed, or `NULL`.
+#' @param ... Not used; must be empty.
+#' @returns An input function object for the `input_fn` argument of
+#'   [train()], [evaluate()] and [predict()].
+#' @family estimators
+#' @seealso [train()], [feature_columns()]
+#' @export
+#' @examples
+#' \dontrun{
+#' input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"),
+#'                   batch_size = 8L)
+#' }
+input_fn <- function(data, ...) {
+  UseMethod("input_fn")
+}
+
+#' @rdname input_fn
+#' @export
+input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
+                             shuffle = "auto", num_epochs = 1L, queue_capacity = 1000L,
+                             num_threads = 1L, seed = NULL, ...) {
+  rlang::check_dots_empty()
+  rlang::check_required(features)
+  call <- rlang::current_env()
+  if (!is.list(data) || is.null(names(data)) || !all(nzchar(names(data)))) {
+    cli::cli_abort(
+      "{.arg data} must be a data frame, a matrix with column names or a named list of columns, not {.obj_type_friendly {data}}.",
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  columns <- lapply(data, function(column) {
+    if (is.factor(column)) column <- as.character(column)
+    if (!is.atomic(column)) return(column)
+    column <- as.vector(column)
+    # a vector becomes a Python list (a length-one one would become a scalar)
+    if (length(column) == 1L) list(column) else column
+  })
+  py_construct("input_fn", list(
+    data = columns,
+    features = as_py_list(features),
+    response = response,
+    batch_size = as_py_int(batch_size),
+    shuffle = shuffle,
+    num_epochs = as_py_int(num_epochs),
+    queue_capacity = as_py_int(queue_capacity),
+    num_threads = as_py_int(num_threads),
+    seed = as_py_int(seed)
+  ), call = call)
+}
+
+#' @rdname input_fn
+#' @export
+input_fn.data.frame <- function(data, features, response = NULL, batch_size = 128L,
+                                shuffle = "auto", num_epochs = 1L, queue_capacity = 1000L,
+                                num_threads = 1L, seed = NULL, ...) {
+  input_fn.default(as.list(data), features = features, response = response,
+                   batch_size = batch_size, shuffle = shuffle, num_epochs = num_epochs,
+                   queue_capacity = queue_capacity, num_threads = num_threads, seed = seed, ...)
+}
+
+#' @rdname input_fn
+#' @export
+input_fn.matrix <- function(data, features, response = NULL, batch_size = 128L,
+                            shuffle = "auto", num_epochs = 1L, queue_capacity = 1000L,
+                            num_threads = 1L, seed = NULL, ...) {
+  if (is.null(colnames(data))) {
+    cli::cli_abort("{.arg data} must have column names.", class = "pyhooks_error_argument")
+  }
+  input_fn.default(as.list(as.data.frame(data, stringsAsFactors = FALSE)),
+                   features = features, response = response, batch_size = batch_size,
+                   shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
+                   num_threads = num_threads, seed = seed, ...)
+}

@@ -1,0 +1,198 @@
+# Custom hooks written in R. Each callback given becomes a Python callable of
+# pyhooks.LambdaHook; callbacks not given are not passed, so Python never
+# calls into R for them. A call costs one R call: the R function is called
+# without arguments and fetches the hook method's arguments (context, values,
+# session, ...) from Python only if the callback uses them (lazy evaluation).
+
+callback_args <- list(
+  begin = character(),
+  after_create_session = c("session", "coord"),
+  before_run = "context",
+  after_run = c("context", "values"),
+  end = "session",
+  after_error = c("session", "error")
+)
+
+#' Create a custom session run hook from R functions
+#'
+#' Each argument is an R function called by the training loop at one point of
+#' its life cycle; all are optional, and Python calls only the ones given.
+#'
+#' * `begin()`: once, before the session is used; the graph can still be
+#'   changed.
+#' * `after_create_session(session, coord)`: after the session is created
+#'   (again after a re-creation on recovery).
+#' * `before_run(context)`: before every step. Return `session_run_args()` to
+#'   ask for extra values to be computed in the same step, or `NULL`.
+#' * `after_run(context, values)`: after every successful step.
+#'   `values$results` has what `before_run()` asked for, as R values
+#'   (`values$results$losses` for `session_run_args(losses = ...)`);
+#'   `context$request_stop()` ends training after this step.
+#' * `end(session)`: when training ends normally.
+#' * `after_error(session, error)`: when training ends with an error or an
+#'   interrupt, before it propagates.
+#'
+#' `context` is the Python `SessionRunContext`: `context$session` is the raw
+#' TensorFlow session (`context$session$graph$get_collection("losses")` gives
+#' the per-example loss tensors of pyhooks' estimators) and
+#' `context$original_args` the step's own fetches. Arguments a callback does
+#' not use are never converted, and a callback may take fewer arguments than
+#' listed (e.g. `after_run = function() ...`).
+#'
+#' An error in a callback stops training: [train()] signals an R error naming
+#' the callback, with the callback's error as its parent.
+#'
+#' @param begin,after_create_session,before_run,after_run,end,after_error R
+#'   functions, or `NULL`.
+#' @returns A hook (a Python `LambdaHook` with the R class
+#'   `pyhooks_session_run_hook`) for the `hooks` argument of [train()].
+#' @family custom hooks
+#' @seealso [session_run_args()], [train()], the `hook_*()` functions for
+#'   built-in hooks.
+#' @export
+#' @examples
+#' \dontrun{
+#' steps <- 0
+#' counter <- session_run_hook(after_run = function(context, values) {
+#'   steps <<- steps + 1
+#'   if (steps >= 3) context$request_stop()
+#' })
+#' train(model, input, steps = 10, hooks = list(counter))
+#' }
+session_run_hook <- function(begin = NULL, after_create_session = NULL, before_run = NULL,
+                             after_run = NULL, end = NULL, after_error = NULL) {
+  given <- list(
+    begin = begin, after_create_session = after_create_session, before_run = before_run,
+    after_run = after_run, end = end, after_error = after_error
+  )
+  given <- given[!vapply(given, is.null, logical(1))]
+  for (name in names(given)) {
+    if (!is.function(given[[name]])) {
+      cli::cli_abort(
+        "{.arg {name}} must be a function or {.code NULL}, not {.obj_type_friendly {given[[name]]}}.",
+        class = "pyhooks_error_argument"
+      )
+    }
+  }
+  state <- new.env(parent = emptyenv())
+  state$condition <- NULL
+  state$callback <- NULL
+  callbacks <- Map(function(fn, name) r_callback(fn, name, state), given, names(given))
+  hook <- py_construct("LambdaHook", c(callbacks, list(name = "session_run_hook()")))
+  attr(hook, "pyhooks_state") <- state
+  class(hook) <- c("pyhooks_session_run_hook", class(hook))
+  hook
+}
+
+# The Python callable running `fn` for the hook method `name`.
+#
+# Python calls `run()` without arguments; `run()` calls `fn` with promises
+# for the method's arguments, which fetch them from Python only if `fn` uses
+# them. Errors are recorded (for train() to report with the callback's name)
+# by a calling handler and then go on to reticulate, which raises them in
+# Python; no tryCatch() on the way, which costs more than the call itself.
+r_callback <- function(fn, name, state) {
+  formal_names <- names(formals(fn))
+  wanted <- callback_args[[name]]
+  n <- if ("..." %in% formal_names) length(wanted) else min(length(formal_names), length(wanted))
+  adapter <- NULL # the Python RCallback, and its methods, set below
+  arg_method <- values_method <- NULL
+  .arg <- function(i) arg_method(i)
+  .values <- function() new_run_values(values_method())
+  args <- lapply(seq_len(n) - 1L, function(i) {
+    if (identical(name, "after_run") && i == 1L) quote(.values()) else call(".arg", i)
+  })
+  assign(name, fn) # so that errors say "in `after_run()`"
+  user_call <- as.call(c(as.name(name), args))
+
+  record <- function(cnd) {
+    if (is.null(state$condition)) {
+      state$condition <- cnd
+      state$callback <- name
+    }
+    if (inherits(cnd, "interrupt")) reticulate::py_set_attr(adapter, "interrupted", TRUE)
+  }
+  run <- function() NULL
+  body(run) <- if (identical(name, "before_run")) {
+    bquote(withCallingHandlers(
+      check_before_run_value(.(user_call)),
+      error = record, interrupt = record
+    ))
+  } else {
+    bquote({
+      withCallingHandlers(.(user_call), error = record, interrupt = record)
+      NULL
+    })
+  }
+  adapter <- py_bridge()$RCallback(reticulate::r_to_py(run, convert = FALSE), name)
+  arg_method <- adapter$arg # R functions converting what they return
+  values_method <- adapter$values
+  adapter
+}
+
+check_before_run_value <- function(value) {
+  if (!is.null(value) && !is_py_object(value)) {
+    cli::cli_abort(
+      "{.fn before_run} must return {.fn session_run_args} or {.code NULL}, not {.obj_type_friendly {value}}.",
+      call = NULL
+    )
+  }
+  value
+}
+
+# after_run's `values`: `results` as R values (numbers, vectors, arrays, named
+# lists), `options` and `run_metadata` as Python objects.
+new_run_values <- function(x) {
+  x$results <- restore_arrays(x$results)
+  structure(x, class = "pyhooks_run_values")
+}
+
+#' @export
+print.pyhooks_run_values <- function(x, ...) {
+  cat("<session run values>\n$results\n")
+  utils::str(x$results, give.attr = FALSE)
+  invisible(x)
+}
+
+#' Ask for values to be computed in the same step
+#'
+#' Returned by the `before_run` callback of a [session_run_hook()]: the
+#' fetches are computed in the same `session.run()` call as the training
+#' step, and handed to `after_run` as `values$results`.
+#'
+#' @param ... Tensors (or lists of tensors) to fetch. Name them to get a
+#'   named list in `values$results` (`session_run_args(loss = x)` gives
+#'   `values$results$loss`).
+#' @param feed_dict A named list (tensor name = value) of extra feeds, or
+#'   `NULL`.
+#' @param options A `RunOptions` protocol buffer, or `NULL`.
+#' @returns A Python `SessionRunArgs`.
+#' @family custom hooks
+#' @seealso [session_run_hook()]
+#' @export
+#' @examples
+#' \dontrun{
+#' session_run_hook(
+#'   before_run = function(context) {
+#'     session_run_args(losses = context$session$graph$get_collection("losses"))
+#'   },
+#'   after_run = function(context, values) print(mean(values$results$losses[[1]]))
+#' )
+#' }
+session_run_args <- function(..., feed_dict = NULL, options = NULL) {
+  fetches <- list(...)
+  nms <- names(fetches)
+  if (!length(fetches)) {
+    fetches <- NULL
+  } else if (!is.null(nms) && !all(nzchar(nms))) {
+    cli::cli_abort(
+      "The fetches in {.arg ...} must be all named or all unnamed.",
+      class = "pyhooks_error_argument"
+    )
+  }
+  py_construct("SessionRunArgs", list(
+    fetches = fetches,
+    feed_dict = as_py_list(feed_dict),
+    options = options
+  ))
+}

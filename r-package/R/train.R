@@ -1,0 +1,224 @@
+#' Train, evaluate or predict with an estimator
+#'
+#' `train()` runs the training loop of `object` for `steps` steps (or until
+#' the input is exhausted, or a hook requests a stop) with the given hooks,
+#' and returns the training history invisibly. Unless `hooks` has one of
+#' their kind, a [hook_progress_bar()] (writing to the R console) and a
+#' [hook_history_saver()] are added; the loss is always watched for NaN.
+#'
+#' When training fails (an error in a hook, a NaN loss) or is interrupted,
+#' the condition signalled carries what was recorded up to then in its
+#' `history` field (`tryCatch(train(...), error = function(e) e$history)`);
+#' an interrupt is signalled as an `interrupt` condition of class
+#' `pyhooks_interrupt` with the same field before R's own interrupt.
+#'
+#' @param object An estimator, e.g. from [linear_regressor()].
+#' @param input_fn The input, from [input_fn()].
+#' @param steps Number of steps to train, or `NULL` to train until the input
+#'   is exhausted.
+#' @param hooks A list of hooks: the `hook_*()` functions and
+#'   [session_run_hook()].
+#' @param max_steps The global step to stop at (instead of `steps`), or
+#'   `NULL`.
+#' @param saving_listeners A list of Python `CheckpointSaverListener`
+#'   objects, or `NULL`.
+#' @param ... Not used; must be empty.
+#' @returns `train()`: the training history (a `pyhooks_history` data frame,
+#'   see [pyhooks_history]), invisibly.
+#' @family training
+#' @seealso [hook_progress_bar()], [hook_history_saver()],
+#'   [session_run_hook()], [input_fn()]
+#' @export
+#' @examples
+#' \dontrun{
+#' fcs <- feature_columns(column_numeric("drat"))
+#' input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"),
+#'                   batch_size = 8L)
+#' history <- linear_regressor(feature_columns = fcs) %>%
+#'   train(input_fn = input, steps = 4)
+#' history
+#' }
+train <- function(object, ...) {
+  UseMethod("train")
+}
+
+#' @rdname train
+#' @export
+train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL,
+                                    max_steps = NULL, saving_listeners = NULL, ...) {
+  rlang::check_dots_empty()
+  rlang::check_required(input_fn)
+  call <- rlang::current_env()
+  steps <- as_py_int(steps)
+  max_steps <- as_py_int(max_steps)
+  hooks <- as_hook_list(hooks, call = call)
+  if (!any(vapply(hooks, py_class_is, logical(1), "ProgressBarHook"))) {
+    hooks <- c(hooks, list(hook_progress_bar()))
+  }
+  history_hook <- Find(function(h) py_class_is(h, "HistorySaverHook"), hooks)
+  if (is.null(history_hook)) {
+    history_hook <- hook_history_saver()
+    hooks <- c(hooks, list(history_hook))
+  }
+  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
+  for (hook in r_hooks) reset_hook_state(hook)
+
+  result <- run_with_hooks(
+    object$train(
+      input_fn = input_fn, steps = steps, hooks = hooks, max_steps = max_steps,
+      saving_listeners = as_py_list(saving_listeners)
+    ),
+    r_hooks = r_hooks,
+    what = "Training",
+    partial = function() list(history = history_of(history_hook)),
+    call = call
+  )
+  invisible(new_history(history_hook$history))
+}
+
+#' @rdname train
+#' @param name Name of the evaluation (a suffix of its output directory), or
+#'   `NULL`.
+#' @returns `evaluate()`: a one-row data frame of the metrics (e.g. `loss`,
+#'   `average_loss`, `global_step`).
+#' @export
+evaluate <- function(object, ...) {
+  UseMethod("evaluate")
+}
+
+#' @rdname train
+#' @export
+evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL,
+                                       name = NULL, ...) {
+  rlang::check_dots_empty()
+  rlang::check_required(input_fn)
+  call <- rlang::current_env()
+  hooks <- as_hook_list(hooks, call = call)
+  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
+  for (hook in r_hooks) reset_hook_state(hook)
+  result <- run_with_hooks(
+    py_bridge()$call_to_r(reticulate::py_get_attr(object, "evaluate"), list(
+      input_fn = input_fn, steps = as_py_int(steps), hooks = hooks, name = name
+    )),
+    r_hooks = r_hooks, what = "Evaluation", call = call
+  )
+  metrics <- lapply(restore_arrays(result), function(v) if (is.list(v)) unlist(v) else v)
+  as.data.frame(metrics, optional = TRUE, stringsAsFactors = FALSE)
+}
+
+#' @importFrom stats predict
+#' @export
+stats::predict
+
+#' @rdname train
+#' @param predict_keys Names of the predictions to return (e.g.
+#'   `"predictions"`, `"probabilities"`), or `NULL` for all.
+#' @param simplify `TRUE` to return a data frame with one row per example
+#'   (a matrix column for vector-valued keys such as `probabilities`),
+#'   `FALSE` for a list with one named list per example.
+#' @returns `predict()`: the predictions, see `simplify`.
+#' @export
+predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hooks = NULL,
+                                      simplify = TRUE, ...) {
+  rlang::check_dots_empty()
+  rlang::check_required(input_fn)
+  call <- rlang::current_env()
+  hooks <- as_hook_list(hooks, call = call)
+  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
+  for (hook in r_hooks) reset_hook_state(hook)
+  result <- run_with_hooks(
+    py_bridge()$call_to_r(reticulate::py_get_attr(object, "predict"), list(
+      input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys),
+      as_dict = isTRUE(simplify)
+    )),
+    r_hooks = r_hooks, what = "Prediction", call = call
+  )
+  result <- restore_arrays(result)
+  if (!isTRUE(simplify)) return(result)
+  columns <- lapply(result, function(column) if (is.array(column)) I(column) else column)
+  as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
+}
+
+# hooks: NULL, one hook, or a list of hooks. R values that are not Python
+# objects are rejected here (with R's 1-based position); Python checks the rest.
+as_hook_list <- function(hooks, arg = "hooks", call = rlang::caller_env()) {
+  if (is.null(hooks)) return(list())
+  if (is_py_object(hooks)) return(list(hooks))
+  if (!is.list(hooks)) {
+    cli::cli_abort(
+      "{.arg {arg}} must be a list of hooks (from the {.code hook_*()} functions or {.fn session_run_hook}), not {.obj_type_friendly {hooks}}.",
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  for (i in seq_along(hooks)) {
+    if (!is_py_object(hooks[[i]])) {
+      cli::cli_abort(
+        c(
+          "{.arg {arg}[[{i}]]} must be a hook, not {.obj_type_friendly {hooks[[i]]}}.",
+          "i" = "Create hooks with the {.code hook_*()} functions or {.fn session_run_hook}."
+        ),
+        class = "pyhooks_error_argument", call = call
+      )
+    }
+  }
+  unname(hooks)
+}
+
+reset_hook_state <- function(hook) {
+  state <- attr(hook, "pyhooks_state")
+  state$condition <- NULL
+  state$callback <- NULL
+}
+
+# Evaluates `expr` (a training, evaluation or prediction call into Python) and
+# turns its failure into an R condition: an error in an R callback names the
+# callback and keeps the R error as parent; an interrupt stays an interrupt;
+# any other Python error keeps its message. `partial()` gives fields (e.g.
+# the history so far) added to the condition.
+run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), call) {
+  failure <- NULL
+  result <- tryCatch(expr, error = function(cnd) {
+    failure <<- cnd
+    NULL
+  }, interrupt = function(cnd) {
+    failure <<- cnd
+    NULL
+  })
+  if (is.null(failure)) return(result)
+
+  fields <- partial()
+  states <- lapply(r_hooks, attr, "pyhooks_state")
+  failed <- Filter(function(s) !is.null(s$condition), states)
+  # the error that stopped training, not one raised while cleaning up after it
+  failed <- Find(function(s) !identical(s$callback, "after_error"), failed) %||%
+    if (length(failed)) failed[[1L]]
+  py_info <- if (!inherits(failure, "interrupt")) python_error_info(failure)
+  interrupted <- inherits(failure, "interrupt") ||
+    identical(py_info$type, "KeyboardInterrupt") ||
+    (!is.null(failed) && inherits(failed$condition, "interrupt"))
+  if (interrupted) {
+    signal_interrupt(what, fields)
+  }
+  if (!is.null(failed)) {
+    callback <- failed$callback
+    rlang::exec(
+      cli::cli_abort,
+      c("{what} stopped by an error in {.code {callback}} of a session_run_hook()."),
+      parent = failed$condition,
+      class = "pyhooks_callback_error",
+      callback = callback,
+      call = call,
+      !!!fields
+    )
+  }
+  rlang::exec(abort_from_python, failure, call = call, !!!fields)
+}
+
+signal_interrupt <- function(what, fields) {
+  cnd <- structure(
+    c(list(message = paste0(what, " interrupted."), call = NULL), fields),
+    class = c("pyhooks_interrupt", "interrupt", "condition")
+  )
+  signalCondition(cnd)
+  rlang::interrupt()
+}

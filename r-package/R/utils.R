@@ -1,0 +1,139 @@
+#' Pipe operator
+#'
+#' See \code{magrittr::\link[magrittr:pipe]{\%>\%}} for details.
+#'
+#' @name %>%
+#' @rdname pipe
+#' @keywords internal
+#' @export
+#' @importFrom magrittr %>%
+#' @usage lhs \%>\% rhs
+#' @param lhs A value or the magrittr placeholder.
+#' @param rhs A function call using the magrittr semantics.
+#' @return The result of calling `rhs(lhs)`.
+NULL
+
+# Whole doubles become integers where Python wants an integer (`2` -> `2L`);
+# anything else is left for Python to validate, except a fractional number,
+# which is an R error naming the argument.
+as_py_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (!is.double(x) || !length(x)) return(x)
+  finite <- is.finite(x)
+  if (any(finite & x != trunc(x))) {
+    bad <- x[finite & x != trunc(x)][[1L]]
+    cli::cli_abort(
+      "{.arg {arg}} must be a whole number, not {format(bad, digits = 15)}.",
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  if (!all(finite) || any(abs(x) > .Machine$integer.max)) return(x)
+  storage.mode(x) <- "integer"
+  x
+}
+
+# A vector for a Python list argument: always a list, even of length one.
+as_py_list <- function(x, int = FALSE, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (is.null(x) || inherits(x, "python.builtin.object")) return(x)
+  if (int) x <- as_py_int(x, arg = arg, call = call)
+  if (is.factor(x)) x <- as.character(x)
+  if (is.list(x)) return(x)
+  out <- as.list(x)
+  names(out) <- names(x)
+  out
+}
+
+# Python error details of an R condition raised by a reticulate call, or NULL.
+python_error_info <- function(cnd) {
+  pe <- tryCatch(reticulate::py_last_error(), error = function(e) NULL)
+  if (is.null(pe) || is.null(pe$type)) return(NULL)
+  first_line <- strsplit(conditionMessage(cnd), "\n", fixed = TRUE)[[1L]][1L]
+  type <- sub(".*\\.", "", pe$type)
+  if (is.na(first_line) || !grepl(paste0("(^|\\.)", type, ":"), first_line)) return(NULL)
+  notes <- tryCatch({
+    exc <- attr(pe, "exception")
+    n <- if (!is.null(exc) && reticulate::py_has_attr(exc, "__notes__")) {
+      reticulate::py_to_r(reticulate::py_get_attr(exc, "__notes__"))
+    }
+    as.character(unlist(n))
+  }, error = function(e) character())
+  value <- pe$value %||% ""
+  list(type = type, value = trimws(value), notes = notes)
+}
+
+# "`hooks[0]`" in a Python message is "`hooks[[1]]`" for an R user.
+python_index_to_r <- function(message) {
+  match <- regmatches(message, regexec("`([A-Za-z_.]+)\\[([0-9]+)\\]`", message))[[1L]]
+  if (!length(match)) return(message)
+  sub(match[[1L]], sprintf("`%s[[%d]]`", match[[2L]], as.integer(match[[3L]]) + 1L), message,
+      fixed = TRUE)
+}
+
+cli_escape <- function(x) gsub("}", "}}", gsub("{", "{{", x, fixed = TRUE), fixed = TRUE)
+
+`%||%` <- function(x, y) if (is.null(x)) y else x
+
+# Re-signals an error from Python as an R error: the Python message (which
+# names the argument and its value), its type, no Python traceback.
+abort_from_python <- function(cnd, call, ...) {
+  info <- python_error_info(cnd)
+  if (is.null(info)) {
+    rlang::cnd_signal(cnd)
+  }
+  message <- if (nzchar(info$value)) info$value else info$type
+  message <- python_index_to_r(message)
+  notes <- grep("^pyhooks: raised in", info$notes, value = TRUE, invert = TRUE)
+  bullets <- c(
+    "{message}",
+    "i" = "Raised by Python ({info$type}).",
+    stats::setNames(cli_escape(notes), rep("i", length(notes)))
+  )
+  where <- grep("^pyhooks: raised in", info$notes, value = TRUE)
+  if (length(where)) {
+    bullets <- c(bullets, "i" = cli_escape(sub("^pyhooks: r", "R", where[[1L]])))
+  }
+  cli::cli_abort(
+    bullets,
+    class = c(paste0("pyhooks_python_", info$type), "pyhooks_python_error"),
+    python_type = info$type,
+    python_message = info$value,
+    call = call,
+    ...,
+    .envir = environment()
+  )
+}
+
+# Evaluates `expr` (a call into Python), turning Python errors into R errors.
+with_py_errors <- function(expr, call = rlang::caller_env()) {
+  tryCatch(expr, error = function(cnd) abort_from_python(cnd, call))
+}
+
+# Calls the Python callable `name` of pyhooks with `args`.
+py_construct <- function(name, args, call = rlang::caller_env()) {
+  fn <- py_pyhooks()[[name]]
+  with_py_errors(do.call(fn, args), call = call)
+}
+
+is_py_object <- function(x) inherits(x, "python.builtin.object")
+
+py_class_is <- function(x, name) {
+  is_py_object(x) && any(endsWith(class(x), paste0(".", name)))
+}
+
+# R values from a Python value converted by the bridge's to_r(): n-d arrays
+# come as list(`__pyhooks_array__` = TRUE, data = , dim = ).
+restore_arrays <- function(x) {
+  if (is.list(x)) {
+    if (isTRUE(x[["__pyhooks_array__"]])) {
+      data <- x[["data"]]
+      if (is.list(data)) data <- unlist(data, use.names = FALSE)
+      return(array(data, dim = unlist(x[["dim"]])))
+    }
+    x[] <- lapply(x, restore_arrays)
+  }
+  x
+}
+
+# An R value from a Python object (NumPy arrays included).
+py_value <- function(x) {
+  restore_arrays(py_bridge()$to_r(x))
+}

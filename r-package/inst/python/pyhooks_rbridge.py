@@ -1,0 +1,170 @@
+"""Glue between the R package pyhooks and pyhooks' Python core (loaded by reticulate).
+
+Nothing here imports TensorFlow. Two pieces:
+
+* :class:`RCallback` is what ``session_run_hook()`` gives ``pyhooks.LambdaHook``
+  for each R callback. It calls the R function with no arguments and keeps the
+  hook method's arguments in ``args`` for the duration of the call; the R side
+  turns them into R objects only when the callback uses them (R evaluates
+  arguments lazily), so an R callback costs one R call per hook method call and
+  an unused argument costs nothing.
+* :class:`RLogHandler` forwards records of the ``pyhooks`` logger to an R
+  function, so they reach the R console (knitr, Rscript, RStudio) instead of
+  Python's stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+
+__all__ = ["RCallback", "RCallbackError", "RLogHandler",
+           "call_to_r", "install_log_handler", "r_formatter", "to_r"]
+
+ARRAY_MARK = "__pyhooks_array__"
+
+
+def to_r(value):
+    """``value`` with NumPy arrays and scalars replaced by plain Python values.
+
+    reticulate converts plain lists of numbers to R vectors by itself but does
+    not convert NumPy arrays unless its NumPy support works (it does not with
+    reticulate 1.28 and NumPy 2). A 1-d array becomes a list; an n-d array a
+    dict ``{ARRAY_MARK: True, "data": <column-major list>, "dim": shape}``
+    that the R side turns into an R array; bytes become str.
+    """
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(value, np.ndarray):
+            if value.ndim == 0:
+                return to_r(value.item())
+            if value.dtype.kind in "SO":
+                flat = [to_r(v) for v in value.ravel(order="F").tolist()]
+            else:
+                flat = value.ravel(order="F").tolist()
+            if value.ndim == 1:
+                return flat
+            return {ARRAY_MARK: True, "data": flat, "dim": list(value.shape)}
+        if isinstance(value, np.generic):
+            return to_r(value.item())
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, dict):
+        return {k: to_r(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: to_r(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [to_r(v) for v in value]
+    return value
+
+
+def call_to_r(fn, kwargs, materialize=False):
+    """``to_r(fn(**kwargs))``; ``materialize`` first turns an iterator result into a list."""
+    result = fn(**kwargs)
+    if materialize and not isinstance(result, (list, tuple, dict)):
+        result = list(result)
+    return to_r(result)
+
+
+def r_formatter(fn, with_elapsed):
+    """A ``LoggingTensorHook`` formatter calling the R function ``fn`` with R values."""
+    if with_elapsed:
+        def formatter(values, elapsed_secs):
+            return fn(to_r(values), elapsed_secs)
+    else:
+        def formatter(values):
+            return fn(to_r(values))
+    return formatter
+
+
+class RCallbackError(RuntimeError):
+    """An R callback of a ``session_run_hook()`` signalled an R error."""
+
+
+class RCallback:
+    """A Python callable running one R callback of a ``session_run_hook()``.
+
+    Args:
+        fn: the R function (taking no argument) reticulate made callable.
+        name: the hook method, e.g. ``"after_run"``.
+
+    An R error reaches Python as reticulate's ``RuntimeError`` and is raised
+    again as :class:`RCallbackError` naming the callback; an R interrupt (the
+    R side sets ``interrupted``) as ``KeyboardInterrupt``. The R side keeps
+    the R condition itself.
+    """
+
+    __slots__ = ("fn", "name", "args", "interrupted")
+
+    def __init__(self, fn, name):
+        self.fn = fn
+        self.name = name
+        self.args = ()
+        self.interrupted = False
+
+    def __call__(self, *args):
+        self.args = args
+        try:
+            return self.fn()
+        except RuntimeError as error:
+            if self.interrupted:
+                self.interrupted = False
+                raise KeyboardInterrupt(
+                    f"interrupted in `{self.name}` of a session_run_hook()") from None
+            raise RCallbackError(f"in `{self.name}` of a session_run_hook(): {error}") from None
+        finally:
+            self.args = ()
+
+    def arg(self, i):
+        """The ``i``-th (0-based) argument of the running call."""
+        return self.args[i]
+
+    def values(self):
+        """``after_run``'s ``run_values`` for R: ``results`` converted by :func:`to_r`."""
+        values = self.args[1]
+        return {"results": to_r(values.results), "options": values.options,
+                "run_metadata": values.run_metadata}
+
+    def __repr__(self):
+        return f"<R callback {self.name}>"
+
+
+class RLogHandler(logging.Handler):
+    """Sends formatted records to an R function (from the main thread only)."""
+
+    def __init__(self, write, level=logging.NOTSET):
+        super().__init__(level)
+        self.write = write
+        self.setFormatter(logging.Formatter("%(levelname)s:%(name)s:%(message)s"))
+
+    def emit(self, record):
+        try:
+            message = self.format(record)
+            if threading.current_thread() is threading.main_thread():
+                self.write(message)
+            else:  # R must not be called from another thread
+                import sys
+
+                sys.stderr.write(message + "\n")
+        except Exception:  # noqa: BLE001 - logging must never break training
+            self.handleError(record)
+
+
+def install_log_handler(write, name="pyhooks", level=logging.INFO):
+    """Routes the ``name`` logger to ``write`` (idempotent: replaces an earlier R handler).
+
+    The logger's level is lowered to ``level`` if it was unset or higher, and it
+    stops propagating to the root logger (whose handlers write to Python's
+    stderr, which R does not see).
+    """
+    logger = logging.getLogger(name)
+    for handler in list(logger.handlers):
+        if isinstance(handler, RLogHandler) or type(handler).__name__ == "RLogHandler":
+            logger.removeHandler(handler)
+    handler = RLogHandler(write)
+    logger.addHandler(handler)
+    if logger.level == logging.NOTSET or logger.level > level:
+        logger.setLevel(level)
+    logger.propagate = False
+    return handler

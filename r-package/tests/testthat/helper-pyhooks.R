@@ -1,0 +1,54 @@
+# Skip helpers and fixtures shared by the tests.
+
+pyhooks_available <- local({
+  available <- NULL
+  function() {
+    if (is.null(available)) {
+      available <<- tryCatch({
+        pyhooks:::py_pyhooks()
+        reticulate::py_module_available("tensorflow")
+      }, error = function(e) FALSE)
+    }
+    available
+  }
+})
+
+# Skips the test unless Python with pyhooks and TensorFlow can be used.
+skip_if_no_pyhooks <- function() {
+  if (!pyhooks_available()) {
+    testthat::skip("Python with pyhooks and TensorFlow is not available")
+  }
+}
+
+# The input of SPEC section 3.
+mtcars_input <- function(batch_size = 8L, ...) {
+  input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = batch_size, ...)
+}
+
+mtcars_columns <- function() {
+  feature_columns(column_numeric("drat"))
+}
+
+# A model and an input; the progress bar is kept quiet unless a test asks.
+quiet_train <- function(model, input = mtcars_input(), steps = 2, hooks = list(), ...) {
+  hooks <- c(hooks, list(hook_progress_bar(writer = function(text) NULL)))
+  train(model, input_fn = input, steps = steps, hooks = hooks, ...)
+}
+
+Sys.setenv(TF_CPP_MIN_LOG_LEVEL = Sys.getenv("TF_CPP_MIN_LOG_LEVEL", "2"))
+
+# Evaluates `code` with options / environment variables set, then restores them.
+with_opts <- function(opts, code) {
+  old <- options(opts)
+  on.exit(options(old))
+  code
+}
+
+with_env <- function(vars, code) {
+  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
+  on.exit(for (name in names(old)) {
+    if (is.na(old[[name]])) Sys.unsetenv(name) else do.call(Sys.setenv, as.list(old[name]))
+  })
+  do.call(Sys.setenv, as.list(vars))
+  code
+}

@@ -1,0 +1,246 @@
+# Built-in hooks: construction, argument errors from R and from Python, and
+# what each does during a real training run.
+
+test_that("hook_checkpoint_saver() writes checkpoints", {
+  skip_if_no_pyhooks()
+  dir <- tempfile("ckpt")
+  hook <- hook_checkpoint_saver(dir, save_steps = 1)
+  expect_s3_class(hook, "pyhooks.hooks.checkpoint_saver.CheckpointSaverHook")
+  suppressMessages(quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook)))
+  files <- list.files(dir)
+  expect_true("checkpoint" %in% files)
+  expect_true(any(grepl("^model\\.ckpt-2\\.index$", files)))
+  expect_true("graph.pbtxt" %in% files)
+})
+
+test_that("hook_checkpoint_saver() argument errors are clear", {
+  skip_if_no_pyhooks()
+  expect_error(hook_checkpoint_saver(), "`checkpoint_dir` is absent")
+  expect_error(hook_checkpoint_saver(NULL, save_steps = 1), "checkpoint_dir", class = "pyhooks_python_error")
+  expect_error(hook_checkpoint_saver(tempfile(), save_steps = 1.5), "`save_steps` must be a whole number, not 1.5")
+  expect_error(hook_checkpoint_saver(tempfile(), save_steps = 1, save_secs = 1), class = "pyhooks_python_error")
+  expect_error(hook_checkpoint_saver(tempfile(), save_steps = -2), "save_steps")
+})
+
+test_that("hook_global_step_waiter() lets training start, or times out", {
+  skip_if_no_pyhooks()
+  history <- quiet_train(linear_regressor(mtcars_columns()), steps = 2,
+                         hooks = list(hook_global_step_waiter(wait_until_step = 0)))
+  expect_identical(tail(history$steps, 1), 2L)
+  expect_error(
+    suppressMessages(quiet_train(linear_regressor(mtcars_columns()), steps = 2,
+                hooks = list(hook_global_step_waiter(wait_until_step = 50, timeout_secs = 0.1)))),
+    "waiting for step 50", class = "pyhooks_python_error"
+  )
+  expect_error(hook_global_step_waiter(-1), "`wait_until_step` must be zero or more, got -1")
+  expect_error(hook_global_step_waiter(), "`wait_until_step` is absent")
+  expect_error(hook_global_step_waiter(1, timeout_secs = 0), "timeout_secs")
+})
+
+test_that("hook_history_saver() records every n steps and writes a CSV", {
+  skip_if_no_pyhooks()
+  path <- tempfile(fileext = ".csv")
+  history <- quiet_train(linear_regressor(mtcars_columns()), steps = 4,
+                         hooks = list(hook_history_saver(every_n_step = 2, path = path)))
+  expect_identical(history$steps, c(2L, 4L))
+  csv <- utils::read.csv(path)
+  expect_named(csv, c("mean_losses", "total_losses", "steps"))
+  expect_equal(csv$mean_losses, history$mean_losses, tolerance = 1e-6)
+  expect_equal(csv$steps, c(2, 4))
+})
+
+test_that("hook_history_saver() records extra metrics", {
+  skip_if_no_pyhooks()
+  history <- quiet_train(linear_regressor(mtcars_columns()), steps = 2,
+                         hooks = list(hook_history_saver(every_n_step = 1,
+                                                         metrics = list(loss = "training_loss:0"))))
+  expect_named(history, c("mean_losses", "total_losses", "steps", "loss"))
+  expect_equal(history$loss, history$total_losses, tolerance = 1e-4)
+})
+
+test_that("hook_history_saver() argument errors are clear", {
+  skip_if_no_pyhooks()
+  expect_error(hook_history_saver(every_n_step = 2.5), "`every_n_step` must be a whole number, not 2.5")
+  expect_error(hook_history_saver(every_n_step = 0), "`every_n_step` must be positive, got 0")
+  expect_error(hook_history_saver(every_n_step = -3), "`every_n_step` must be positive, got -3")
+  expect_error(hook_history_saver(every_n_step = NULL), "`every_n_step` is required")
+  expect_error(hook_history_saver(every_n_step = "often"), "`every_n_step` must be a whole number, got 'often'")
+  expect_error(hook_history_saver(path = 3), "`path` must be a file path")
+  expect_snapshot(hook_history_saver(every_n_step = 0), error = TRUE)
+})
+
+test_that("hook_logging_tensor() logs to the R console", {
+  skip_if_no_pyhooks()
+  hook <- hook_logging_tensor(list(loss = "training_loss"), every_n_iter = 1)
+  messages <- character()
+  withCallingHandlers(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook)),
+    message = function(m) {
+      messages <<- c(messages, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    }
+  )
+  expect_length(grep("^INFO:pyhooks:loss = [0-9.]+", messages), 2L)
+})
+
+test_that("hook_logging_tensor() takes an R formatter", {
+  skip_if_no_pyhooks()
+  hook <- hook_logging_tensor(list(loss = "training_loss"), at_end = TRUE,
+                              formatter = function(values) sprintf("final loss %.1f", values$loss))
+  expect_message(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook)),
+    "final loss [0-9]+\\.[0-9]"
+  )
+  expect_error(hook_logging_tensor(list(loss = "training_loss")), class = "pyhooks_python_error")
+  expect_error(hook_logging_tensor(list(loss = "training_loss"), every_n_iter = 0.5), "whole number")
+  expect_error(hook_logging_tensor(), "`tensors` is absent")
+})
+
+test_that("hook_nan_tensor() watches a loss; a non-finite loss fails training", {
+  skip_if_no_pyhooks()
+  history <- quiet_train(linear_regressor(mtcars_columns()), steps = 2,
+                         hooks = list(hook_nan_tensor("training_loss:0")))
+  expect_identical(tail(history$steps, 1), 2L)
+  huge <- data.frame(x = c(1, 2, 3, 4), y = c(1e30, 1e30, 1e30, 1e30))
+  input <- input_fn(huge, features = "x", response = "y", batch_size = 4L)
+  model <- linear_regressor(feature_columns(column_numeric("x")), optimizer = "SGD")
+  err <- expect_error(suppressMessages(quiet_train(model, input, steps = 3)),
+                      class = "pyhooks_python_NanLossDuringTrainingError")
+  expect_match(conditionMessage(err), "loss")
+  expect_s3_class(err$history, "pyhooks_history")
+  expect_error(hook_nan_tensor(NULL), "`loss_tensor` must be a tensor, got None")
+  expect_error(hook_nan_tensor("training_loss:0", fail_on_nan_loss = "yes"), "fail_on_nan_loss")
+})
+
+test_that("hook_progress_bar() writes plain lines through R", {
+  skip_if_no_pyhooks()
+  out <- capture.output(
+    train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2,
+          hooks = list(hook_progress_bar(mode = "plain")))
+  )
+  expect_identical(length(out), 2L)
+  expect_match(out[[2]], "^Training 2/2 \\[={38}\\] - ETA: 0s - loss: [0-9]+\\.[0-9]{2}$")
+  expect_false(any(grepl("\r", out, fixed = TRUE)))
+})
+
+test_that("hook_progress_bar() redraws in place in dynamic mode", {
+  skip_if_no_pyhooks()
+  written <- character()
+  hook <- hook_progress_bar(label = "Fitting", mode = "dynamic", min_interval = 0,
+                            writer = function(text) written <<- c(written, text))
+  quiet_train(linear_regressor(mtcars_columns()), steps = 3, hooks = list(hook))
+  expect_true(all(startsWith(written[-length(written)], "\r")))
+  expect_match(paste(written, collapse = ""), "Fitting 3/3 \\[={38}\\]")
+  expect_match(written[[length(written)]], "\n$")
+})
+
+test_that("hook_progress_bar() says when training stopped early", {
+  skip_if_no_pyhooks()
+  expect_output(
+    train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL), steps = 10,
+          hooks = list(hook_progress_bar(mode = "plain"), hook_stop_at_step(num_steps = 3))),
+    "Training stopped by a hook after 3 of 10 steps"
+  )
+})
+
+test_that("hook_progress_bar() argument errors are clear", {
+  skip_if_no_pyhooks()
+  expect_error(hook_progress_bar(mode = "fancy"), "`mode` must be 'dynamic', 'plain' or None, got 'fancy'")
+  expect_error(hook_progress_bar(label = 1), "`label` must be a string")
+  expect_error(hook_progress_bar(total = 2.5), "`total` must be a whole number, not 2.5")
+  expect_error(hook_progress_bar(writer = 3), "`writer` must be")
+})
+
+test_that("hook_step_counter() logs steps per second and writes a summary", {
+  skip_if_no_pyhooks()
+  dir <- tempfile("steps")
+  expect_message(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 3,
+                hooks = list(hook_step_counter(every_n_steps = 1, output_dir = dir))),
+    "global_step/sec"
+  )
+  expect_true(any(grepl("tfevents", list.files(dir))))
+  expect_error(hook_step_counter(every_n_steps = NULL), "exactly one of every_n_steps and every_n_secs")
+  expect_error(hook_step_counter(every_n_steps = 1.5), "whole number")
+})
+
+test_that("hook_stop_at_step() stops training", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 10,
+                         hooks = list(hook_stop_at_step(num_steps = 3),
+                                      hook_history_saver(every_n_step = 1)))
+  expect_identical(history$steps, 1:3)
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 10,
+                         hooks = list(hook_stop_at_step(last_step = 5),
+                                      hook_history_saver(every_n_step = 1)))
+  expect_identical(history$steps, 4:5)
+  expect_error(hook_stop_at_step(), "One of num_steps or last_step must be specified")
+  expect_error(hook_stop_at_step(num_steps = 1, last_step = 2), class = "pyhooks_python_error")
+  expect_error(hook_stop_at_step(num_steps = 2.5), "`num_steps` must be a whole number, not 2.5")
+})
+
+test_that("hook_summary_saver() writes event files", {
+  skip_if_no_pyhooks()
+  dir <- tempfile("summaries")
+  tf <- reticulate::import("tensorflow")
+  hook <- hook_summary_saver(save_steps = 1, output_dir = dir,
+                             scaffold = tf$compat$v1$train$Scaffold())
+  expect_s3_class(hook, "pyhooks.hooks.summary_saver.SummarySaverHook")
+  quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
+  expect_true(any(grepl("tfevents", list.files(dir))))
+  expect_error(hook_summary_saver(save_steps = 1, output_dir = dir),
+               "Exactly one of scaffold or summary_op must be provided")
+})
+
+test_that("hook_profiler() writes Chrome trace timelines", {
+  skip_if_no_pyhooks()
+  dir <- tempfile("profile")
+  suppressMessages(quiet_train(linear_regressor(mtcars_columns()), steps = 2,
+                               hooks = list(hook_profiler(save_steps = 1, output_dir = dir))))
+  timelines <- list.files(dir, pattern = "^timeline-[0-9]+\\.json$")
+  expect_gte(length(timelines), 1L)
+  expect_match(readLines(file.path(dir, timelines[[1]]), warn = FALSE)[[1]], "traceEvents|\\{")
+  expect_error(hook_profiler(), "Exactly one of `save_steps` and `save_secs` must be set")
+  expect_error(hook_profiler(save_steps = 0.5), "whole number")
+})
+
+test_that("hook_configure_gcs() hides credentials and sets the cache for the run", {
+  skip_if_no_pyhooks()
+  secret <- '{"type": "authorized_user", "refresh_token": "TOPSECRET"}'
+  hook <- hook_configure_gcs(credentials = secret, block_cache = list(max_staleness = 60))
+  expect_false(grepl("TOPSECRET", reticulate::py_repr(hook), fixed = TRUE))
+  seen <- NULL
+  spy <- session_run_hook(after_run = function(context, values) {
+    seen <<- Sys.getenv(c("GCS_READ_CACHE_MAX_STALENESS", "GOOGLE_APPLICATION_CREDENTIALS"))
+  })
+  before <- Sys.getenv("GCS_READ_CACHE_MAX_STALENESS", unset = NA)
+  quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(hook, spy))
+  expect_identical(seen[[1]], "60")
+  expect_true(nzchar(seen[[2]]))
+  expect_identical(Sys.getenv("GCS_READ_CACHE_MAX_STALENESS", unset = NA), before)
+  err <- expect_error(hook_configure_gcs(credentials = "{TOPSECRET"), "not a well formed JSON string")
+  expect_false(grepl("TOPSECRET", conditionMessage(err), fixed = TRUE))
+})
+
+test_that("hook_final_ops() evaluates tensors at the end", {
+  skip_if_no_pyhooks()
+  hook <- hook_final_ops(list(loss = "training_loss:0"))
+  quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
+  values <- pyhooks:::py_value(hook$final_ops_values)
+  expect_true(is.numeric(values$loss) && values$loss > 0)
+  expect_error(hook_final_ops("training_loss:0", final_ops_feed_dict = "x"), "`final_ops_feed_dict` must be a dict")
+  expect_error(hook_final_ops(), "`final_ops` is absent")
+})
+
+test_that("hook_feed_fn() calls the R function before every step", {
+  skip_if_no_pyhooks()
+  calls <- 0
+  hook <- hook_feed_fn(function() {
+    calls <<- calls + 1
+    NULL
+  })
+  quiet_train(linear_regressor(mtcars_columns()), steps = 3, hooks = list(hook))
+  expect_identical(calls, 3)
+  expect_error(hook_feed_fn(42), "`feed_fn` must be callable")
+})

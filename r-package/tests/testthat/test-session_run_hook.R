@@ -1,0 +1,212 @@
+# Custom hooks written in R.
+
+test_that("SPEC section 3's custom history hook runs as written", {
+  skip_if_no_pyhooks()
+  fcs <- feature_columns(column_numeric("drat"))
+  input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = 8L)
+  local_opts <- options(pyhooks.progress = "plain")
+  on.exit(options(local_opts))
+  out <- capture.output({
+    mean_losses_history <<- NULL
+    hook_history_saver_custom <- function(every_n_step) {
+      iter_count <<- 0
+      session_run_hook(
+        before_run = function(context) {
+          session_run_args(losses = context$session$graph$get_collection("losses"))
+        },
+        after_run = function(context, values) {
+          iter_count <<- iter_count + 1
+          print(paste0("Running step: ", iter_count))
+          if (iter_count %% every_n_step == 0) {
+            raw_losses <- values$results$losses[[1]]
+            mean_losses_history <<- c(mean_losses_history, mean(raw_losses))
+          }
+        }
+      )
+    }
+    lr <- linear_regressor(feature_columns = fcs) %>%
+      train(input_fn = input, steps = 4,
+            hooks = list(hook_history_saver_custom(every_n_step = 1)))
+  })
+  expect_identical(grep("Running step", out, value = TRUE),
+                   sprintf("[1] \"Running step: %d\"", 1:4))
+  expect_length(mean_losses_history, 4L)
+  expect_true(all(mean_losses_history > 50 & mean_losses_history < 2000))
+  # train() recorded the last step (every 10 steps by default, and the last)
+  expect_equal(tail(mean_losses_history, 1), lr$mean_losses, tolerance = 1e-5)
+  rm(mean_losses_history, iter_count, envir = globalenv())
+})
+
+test_that("callbacks are called at their points of the life cycle, with their arguments", {
+  skip_if_no_pyhooks()
+  calls <- character()
+  seen <- list()
+  hook <- session_run_hook(
+    begin = function() calls <<- c(calls, "begin"),
+    after_create_session = function(session, coord) {
+      calls <<- c(calls, "after_create_session")
+      seen$session <<- class(session)
+      seen$coord <<- class(coord)
+    },
+    before_run = function(context) {
+      calls <<- c(calls, "before_run")
+      seen$context <<- class(context)
+      NULL
+    },
+    after_run = function(context, values) {
+      calls <<- c(calls, "after_run")
+      seen$values <<- values
+    },
+    end = function(session) calls <<- c(calls, "end")
+  )
+  quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
+  expect_identical(calls, c("begin", "after_create_session", rep(c("before_run", "after_run"), 2), "end"))
+  expect_true(any(grepl("Session", seen$session)))
+  expect_true("pyhooks.hook.SessionRunContext" %in% seen$context)
+  expect_s3_class(seen$values, "pyhooks_run_values")
+  expect_null(seen$values$results)
+})
+
+test_that("only the callbacks given are called from Python", {
+  skip_if_no_pyhooks()
+  hook <- session_run_hook(after_run = function(context, values) NULL)
+  methods <- reticulate::import_builtins()$sorted(hook$pyhooks_methods)
+  expect_identical(unlist(methods), "after_run")
+  empty <- session_run_hook()
+  expect_length(reticulate::import_builtins()$list(empty$pyhooks_methods), 0L)
+  expect_s3_class(quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(empty)),
+                  "pyhooks_history")
+})
+
+test_that("named and unnamed fetches come back as R values", {
+  skip_if_no_pyhooks()
+  got <- list()
+  named <- session_run_hook(
+    before_run = function(context) {
+      session_run_args(loss = "training_loss:0",
+                       losses = context$session$graph$get_collection("losses")[[1]])
+    },
+    after_run = function(context, values) got$named <<- values$results
+  )
+  unnamed <- session_run_hook(
+    before_run = function(context) session_run_args("training_loss:0"),
+    after_run = function(context, values) got$unnamed <<- values$results
+  )
+  quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(named, unnamed))
+  expect_named(got$named, c("loss", "losses"))
+  expect_true(is.numeric(got$named$loss) && length(got$named$loss) == 1L)
+  expect_length(got$named$losses, 8L)
+  expect_equal(sum(got$named$losses), got$named$loss, tolerance = 1e-4)
+  # one unnamed fetch: a list of one number, which reticulate makes a number
+  expect_true(is.numeric(got$unnamed) && length(got$unnamed) == 1L)
+  expect_equal(got$unnamed, got$named$loss, tolerance = 1e-4)
+})
+
+test_that("context$request_stop() ends training after the step", {
+  skip_if_no_pyhooks()
+  steps <- 0
+  stopper <- session_run_hook(after_run = function(context, values) {
+    steps <<- steps + 1
+    if (steps == 2) context$request_stop()
+  })
+  history <- quiet_train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL),
+                         steps = 10, hooks = list(stopper, hook_history_saver(every_n_step = 1)))
+  expect_identical(steps, 2)
+  expect_identical(history$steps, 1:2)
+})
+
+test_that("callbacks may take fewer arguments, or dots", {
+  skip_if_no_pyhooks()
+  n <- 0
+  hook <- session_run_hook(after_run = function() n <<- n + 1,
+                           before_run = function(...) {
+                             n <<- n + length(list(...))
+                             NULL
+                           })
+  quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
+  expect_identical(n, 4)
+})
+
+test_that("an error in a callback stops training with an R error naming it", {
+  skip_if_no_pyhooks()
+  for (callback in c("begin", "after_create_session", "before_run", "after_run", "end")) {
+    fn <- switch(callback,
+      begin = function() stop("broken callback"),
+      before_run = function(context) stop("broken callback"),
+      end = function(session) stop("broken callback"),
+      function(a, b) stop("broken callback")
+    )
+    hook <- do.call(session_run_hook, stats::setNames(list(fn), callback))
+    err <- expect_error(
+      quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook)),
+      class = "pyhooks_callback_error"
+    )
+    expect_match(conditionMessage(err), sprintf("in `%s` of a session_run_hook()", callback), fixed = TRUE)
+    expect_match(conditionMessage(err), "broken callback")
+    expect_identical(err$callback, callback)
+    expect_identical(conditionMessage(err$parent), "broken callback")
+  }
+})
+
+test_that("the error message is an R one, not a Python traceback", {
+  skip_if_no_pyhooks()
+  hook <- session_run_hook(after_run = function(context, values) stop("custom failure"))
+  expect_snapshot(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook)),
+    error = TRUE
+  )
+})
+
+test_that("after_error runs on failure; its own error does not hide the first one", {
+  skip_if_no_pyhooks()
+  cleaned <- NULL
+  failing <- session_run_hook(after_run = function(context, values) stop("first failure"))
+  cleanup <- session_run_hook(after_error = function(session, error) {
+    cleaned <<- reticulate::py_str(error)
+    stop("cleanup failed too")
+  })
+  err <- expect_error(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(cleanup, failing)),
+    class = "pyhooks_callback_error"
+  )
+  expect_identical(err$callback, "after_run")
+  expect_match(conditionMessage(err), "first failure")
+  expect_match(cleaned, "first failure")
+})
+
+test_that("before_run must return session_run_args() or NULL", {
+  skip_if_no_pyhooks()
+  hook <- session_run_hook(before_run = function(context) list(1))
+  expect_error(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(hook)),
+    "must return `session_run_args\\(\\)` or `NULL`, not a list"
+  )
+})
+
+test_that("an interrupt in a callback is an interrupt that carries the history", {
+  skip_if_no_pyhooks()
+  n <- 0
+  hook <- session_run_hook(after_run = function(context, values) {
+    n <<- n + 1
+    if (n == 3) rlang::interrupt()
+  })
+  cnd <- tryCatch(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 5,
+                hooks = list(hook_history_saver(every_n_step = 1), hook)),
+    interrupt = function(cnd) cnd
+  )
+  expect_s3_class(cnd, "pyhooks_interrupt")
+  expect_identical(cnd$history$steps, 1:3)
+})
+
+test_that("session_run_hook() and session_run_args() check their arguments", {
+  skip_if_no_pyhooks()
+  expect_error(session_run_hook(after_run = 42), "`after_run` must be a function or `NULL`, not a number")
+  expect_error(session_run_hook(begin = "go"), "`begin` must be a function")
+  expect_error(session_run_args(a = "x:0", "y:0"), "must be all named or all unnamed")
+  args <- session_run_args()
+  expect_null(args$fetches)
+  args <- session_run_args(loss = "training_loss:0", feed_dict = list("x:0" = 1))
+  expect_s3_class(args, "pyhooks.hook.SessionRunArgs")
+  expect_identical(args$fetches, list(loss = "training_loss:0"))
+})

@@ -1,0 +1,182 @@
+# train(), evaluate(), predict() and the history.
+
+test_that("SPEC section 3's progress bar example runs as written", {
+  skip_if_no_pyhooks()
+  old <- options(pyhooks.progress = "plain")
+  on.exit(options(old))
+  fcs <- feature_columns(column_numeric("drat"))
+  input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = 8L)
+  out <- capture.output(
+    lr <- linear_regressor(feature_columns = fcs) %>%
+      train(input_fn = input, steps = 2, hooks = list(hook_progress_bar()))
+  )
+  expect_match(out[[length(out)]], "^Training 2/2 \\[={38}\\] - ETA: 0s - loss: [0-9]+\\.[0-9]{2}$")
+  expect_s3_class(lr, "pyhooks_history")
+})
+
+test_that("SPEC section 3's history example runs as written", {
+  skip_if_no_pyhooks()
+  fcs <- feature_columns(column_numeric("drat"))
+  input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = 8L)
+  capture.output({
+    lr <- linear_regressor(feature_columns = fcs)
+    training_history <- train(lr, input_fn = input, steps = 4,
+                              hooks = list(hook_history_saver(every_n_step = 2)))
+  })
+  printed <- capture.output(training_history)
+  expect_identical(printed[[1]], "  mean_losses total_losses steps")
+  expect_match(printed[[2]], "^1 +[0-9]+\\.[0-9]+ +[0-9]+\\.[0-9]+ +2$")
+  expect_match(printed[[3]], "^2 +[0-9]+\\.[0-9]+ +[0-9]+\\.[0-9]+ +4$")
+  expect_equal(training_history$total_losses, 8 * training_history$mean_losses, tolerance = 1e-5)
+  expect_true(all(training_history$mean_losses > 50 & training_history$mean_losses < 2000))
+})
+
+test_that("train() returns the history invisibly; print and as.data.frame show it", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  expect_invisible(history <- quiet_train(model, steps = 2,
+                                          hooks = list(hook_history_saver(every_n_step = 1))))
+  expect_s3_class(history, c("pyhooks_history", "data.frame"))
+  df <- as.data.frame(history)
+  expect_identical(class(df), "data.frame")
+  expect_named(df, c("mean_losses", "total_losses", "steps"))
+  expect_identical(df$steps, 1:2)
+  expect_output(print(history), "mean_losses total_losses steps")
+  fixed <- pyhooks:::new_history(NULL)
+  expect_output(print(fixed), "no rows recorded")
+})
+
+test_that("a fixed history prints as SPEC section 3 shows", {
+  history <- structure(
+    data.frame(mean_losses = c(343.9690, 419.7618), total_losses = c(2751.752, 3358.094),
+               steps = c(2L, 4L)),
+    class = c("pyhooks_history", "data.frame")
+  )
+  expect_snapshot(print(history))
+})
+
+test_that("plot() draws the loss curve with ggplot2, or base graphics", {
+  skip_if_no_pyhooks()
+  history <- quiet_train(linear_regressor(mtcars_columns()), steps = 4,
+                         hooks = list(hook_history_saver(every_n_step = 1)))
+  skip_if_not_installed("ggplot2")
+  p <- plot(history)
+  expect_s3_class(p, "ggplot")
+  expect_identical(p$labels$y, "mean_losses")
+  expect_identical(plot(history, y = "total_losses")$labels$y, "total_losses")
+  expect_error(plot(history, y = "nope"), "`y` must be one of")
+  file <- tempfile(fileext = ".pdf")
+  grDevices::pdf(file)
+  expect_invisible(pyhooks:::plot_history_base(as.data.frame(history), "mean_losses"))
+  grDevices::dev.off()
+  expect_gt(file.size(file), 0)
+})
+
+test_that("each call has its own history; training continues from the last step", {
+  skip_if_no_pyhooks()
+  a <- linear_regressor(mtcars_columns())
+  b <- linear_regressor(mtcars_columns())
+  h1 <- quiet_train(a, steps = 2, hooks = list(hook_history_saver(every_n_step = 1)))
+  h2 <- quiet_train(b, steps = 3, hooks = list(hook_history_saver(every_n_step = 1)))
+  h3 <- quiet_train(a, steps = 2, hooks = list(hook_history_saver(every_n_step = 1)))
+  expect_identical(h1$steps, 1:2)
+  expect_identical(h2$steps, 1:3)
+  expect_identical(h3$steps, 3:4)
+})
+
+test_that("without hooks, train() shows progress and records the history", {
+  skip_if_no_pyhooks()
+  old <- options(pyhooks.progress = "plain")
+  on.exit(options(old))
+  expect_output(history <- train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2),
+                "Training 2/2")
+  expect_identical(history$steps, 2L)
+  expect_output(history <- train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2,
+                                 hooks = hook_history_saver(every_n_step = 1)),
+                "Training 2/2")
+  expect_identical(history$steps, 1:2)
+})
+
+test_that("a failed training keeps what was recorded, in the condition and the CSV", {
+  skip_if_no_pyhooks()
+  path <- tempfile(fileext = ".csv")
+  n <- 0
+  failing <- session_run_hook(after_run = function(context, values) {
+    n <<- n + 1
+    if (n == 3) stop("stop here")
+  })
+  err <- expect_error(
+    quiet_train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL), steps = 10,
+                hooks = list(hook_history_saver(every_n_step = 1, path = path), failing)),
+    "stop here"
+  )
+  expect_identical(err$history$steps, 1:3)
+  expect_identical(utils::read.csv(path)$steps, 1:3)
+})
+
+test_that("bad arguments to train() are R errors with clear messages", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  input <- mtcars_input()
+  expect_error(train(model, input, steps = 2.5), "`steps` must be a whole number, not 2.5",
+               class = "pyhooks_error_argument")
+  expect_error(train(model, input, steps = -1), "`steps` must be positive, got -1",
+               class = "pyhooks_python_error")
+  expect_error(train(model, input, steps = "two"), "`steps` must be a whole number, got 'two'")
+  expect_error(train(model, input, steps = 2, max_steps = 3), "Can not provide both steps and max_steps")
+  expect_error(train(model, mtcars_input(num_epochs = NULL)), "Training would never end")
+  expect_error(train(model), "`input_fn` is absent")
+  expect_error(train(model, input, steps = 2, hooks = "progress"),
+               "`hooks` must be a list of hooks")
+  expect_error(train(model, input, steps = 2, hooks = list(hook_progress_bar(), 42)),
+               "`hooks\\[\\[2\\]\\]` must be a hook, not a number")
+  expect_error(train(model, input, steps = 2, hooks = list(hook_progress_bar(), column_numeric("drat"))),
+               "`hooks\\[\\[2\\]\\]` must be a SessionRunHook")
+  expect_error(train(model, "input", steps = 2), "`input_fn` must be made by input_fn()")
+  expect_error(train(model, input, steps = 2, bogus = 1), "must be empty")
+  expect_error(train(42, input), "no applicable method")
+  expect_snapshot(train(model, input, steps = -1), error = TRUE)
+})
+
+test_that("max_steps trains up to a global step", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = NULL, max_steps = 3,
+                         hooks = list(hook_history_saver(every_n_step = 1)))
+  expect_identical(history$steps, 1:3)
+  expect_error(quiet_train(model, steps = NULL, max_steps = 1.5), "`max_steps` must be a whole number")
+})
+
+test_that("evaluate() returns the metrics and runs hooks", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  quiet_train(model, steps = 2)
+  steps <- 0
+  counter <- session_run_hook(after_run = function() steps <<- steps + 1)
+  metrics <- evaluate(model, mtcars_input(), hooks = list(counter))
+  expect_s3_class(metrics, "data.frame")
+  expect_identical(nrow(metrics), 1L)
+  expect_true(all(c("loss", "average_loss", "global_step") %in% names(metrics)))
+  expect_identical(metrics$global_step, 2L)
+  expect_identical(steps, 4)
+  metrics <- evaluate(model, mtcars_input(), steps = 1)
+  expect_true(is.numeric(metrics$loss))
+  expect_error(evaluate(model, mtcars_input(), steps = 0.5), "`steps` must be a whole number")
+  expect_error(evaluate(model, input_fn(mtcars, features = "drat")), "needs labels")
+})
+
+test_that("predict() returns one row per example", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  quiet_train(model, steps = 2)
+  predictions <- predict(model, input_fn(mtcars, features = c("drat", "cyl")))
+  expect_s3_class(predictions, "data.frame")
+  expect_identical(nrow(predictions), nrow(mtcars))
+  expect_named(predictions, "predictions")
+  rows <- predict(model, input_fn(mtcars[1:3, ], features = "drat"), simplify = FALSE)
+  expect_length(rows, 3L)
+  expect_named(rows[[1]], "predictions")
+  expect_equal(rows[[1]]$predictions, predictions$predictions[[1]], tolerance = 1e-6)
+  expect_error(predict(model, input_fn(mtcars, features = "drat"), predict_keys = "nope"),
+               "unknown key")
+})

@@ -1,0 +1,41 @@
+test_that("whole doubles become integers, other values are left to Python", {
+  expect_identical(pyhooks:::as_py_int(2), 2L)
+  expect_identical(pyhooks:::as_py_int(c(a = 1, b = 3)), c(a = 1L, b = 3L))
+  expect_identical(pyhooks:::as_py_int(-4), -4L)
+  expect_identical(pyhooks:::as_py_int(5L), 5L)
+  expect_null(pyhooks:::as_py_int(NULL))
+  expect_identical(pyhooks:::as_py_int("a"), "a")
+  expect_identical(pyhooks:::as_py_int(NaN), NaN)
+  expect_identical(pyhooks:::as_py_int(Inf), Inf)
+  expect_identical(pyhooks:::as_py_int(3e10), 3e10)
+})
+
+test_that("a fractional number is an R error naming the argument", {
+  steps <- 2.5
+  expect_error(pyhooks:::as_py_int(steps), "`steps` must be a whole number, not 2.5",
+               class = "pyhooks_error_argument")
+  f <- function(every_n_step) pyhooks:::as_py_int(every_n_step)
+  expect_snapshot(f(0.1), error = TRUE)
+})
+
+test_that("vectors for Python list arguments are always lists", {
+  expect_identical(pyhooks:::as_py_list("a"), list("a"))
+  expect_identical(pyhooks:::as_py_list(c(x = "a", y = "b")), list(x = "a", y = "b"))
+  expect_identical(pyhooks:::as_py_list(c(10, 5), int = TRUE), list(10L, 5L))
+  expect_identical(pyhooks:::as_py_list(factor("u")), list("u"))
+  expect_null(pyhooks:::as_py_list(NULL))
+})
+
+test_that("arrays converted by the bridge are restored", {
+  x <- list(a = list(`__pyhooks_array__` = TRUE, data = c(1, 2, 3, 4, 5, 6), dim = c(2L, 3L)),
+            b = list(1, "x"))
+  out <- pyhooks:::restore_arrays(x)
+  expect_identical(out$a, matrix(c(1, 2, 3, 4, 5, 6), 2, 3))
+  expect_identical(out$b, list(1, "x"))
+})
+
+test_that("Python list positions in messages become R ones", {
+  expect_identical(pyhooks:::python_index_to_r("`hooks[1]` must be a SessionRunHook, got x"),
+                   "`hooks[[2]]` must be a SessionRunHook, got x")
+  expect_identical(pyhooks:::python_index_to_r("`steps` must be positive"), "`steps` must be positive")
+})

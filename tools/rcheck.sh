@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# R CMD build + R CMD check --no-manual of the R package (vignettes and tests
+# included); fails on any ERROR or WARNING. Run by .ci/tests.sh (make test),
+# which provides RETICULATE_PYTHON, R_LIBS and TF_CPP_MIN_LOG_LEVEL.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+mkdir -p r-package/vignettes
+cp vignettes/*.Rmd r-package/vignettes/ 2>/dev/null || true
+
+cd "$work"
+if ! R CMD build "$root/r-package" >build.log 2>&1; then
+  cat build.log
+  exit 1
+fi
+status=0
+R CMD check --no-manual pyhooks_*.tar.gz >check.log 2>&1 || status=$?
+grep -E "^\* checking .*\.\.\. (WARNING|ERROR|NOTE)" -A8 check.log || true
+tail -n 3 check.log
+if [ "$status" -ne 0 ] || grep -qE "^Status: .*(ERROR|WARNING)" check.log; then
+  echo "R CMD check failed: see above (full log: pyhooks.Rcheck/00check.log)"
+  exit 1
+fi

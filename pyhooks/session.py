@@ -20,10 +20,19 @@ one span ``(hook_name, method, start, end)`` (``time.perf_counter`` seconds) per
 ``("MonitoredSession", "run", start, end)`` for the whole step; other steps run
 untimed. A runner without such a hook never looks (its per-step path is
 unchanged).
+
+Sessions that are not TensorFlow graphs (:mod:`pyhooks.eager`) take part through
+two optional attributes. A session creator's ``pyhooks_hook_scope()`` is a
+context manager entered around the hooks' ``begin()`` (their lookups of the
+global step, the loss... are answered by that backend: see
+:mod:`pyhooks.hooks._common`). A session's ``pyhooks_step_fetch`` is what the
+runner fetches in place of a caller's ``None`` when hooks add fetches (for
+sessions whose ``run(None)`` runs a step; its value in the results is ``None``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from time import perf_counter
@@ -246,9 +255,11 @@ class _MonitoredSessionBase:
 
             session_creator = ChiefSessionCreator()
         self._creator = session_creator
+        scope = getattr(session_creator, "pyhooks_hook_scope", None)
         try:
-            for hook in using("begin"):
-                _call(hook, "begin")
+            with scope() if scope is not None else contextlib.nullcontext():
+                for hook in using("begin"):
+                    _call(hook, "begin")
             self._create_session()
         except BaseException as error:
             self._fail(error)
@@ -344,8 +355,11 @@ class _MonitoredSessionBase:
     _tf_sess = raw_session
 
     # -- stepping
-    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+    def run(self, fetches=None, feed_dict=None, options=None, run_metadata=None):
         """Runs one step: the caller's fetches plus every hook's, in one ``session.run``.
+
+        ``fetches=None`` is for sessions where it means "one step" (the eager
+        backend); a TensorFlow graph session refuses it, as ``Session.run`` does.
 
         Returns:
             exactly what ``session.run(fetches, ...)`` would return.
@@ -422,7 +436,8 @@ class _MonitoredSessionBase:
         else:
             merger = _FetchMerger()
             add = merger.add
-            caller_plan = add(fetches)
+            caller_plan = add(fetches if fetches is not None else
+                              getattr(sess, "pyhooks_step_fetch", None))
             plans = [(key, add(value)) for key, value in requests]
             if feed_dict or options is not None or run_metadata is not None:
                 values = sess.run(merger.flat, feed_dict=feed_dict, options=options,
@@ -435,10 +450,12 @@ class _MonitoredSessionBase:
                 hook_results[key] = values[plan] if type(plan) is int else _rebuild(plan, values)
 
         get = hook_results.get
+        nothing = _tuple_new(SessionRunValues, (None, options, run_metadata))  # immutable: shared
         for hook in self._after_hooks:
+            mine = get(id(hook))
             try:
-                hook.after_run(context, _tuple_new(SessionRunValues,
-                                                   (get(id(hook)), options, run_metadata)))
+                hook.after_run(context, nothing if mine is None else
+                               _tuple_new(SessionRunValues, (mine, options, run_metadata)))
             except BaseException as error:
                 add_hook_note(error, hook, "after_run")
                 raise

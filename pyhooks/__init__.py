@@ -49,6 +49,9 @@ _LAZY = {
     "linear_regressor": "pyhooks.estimators",
     "predict": "pyhooks.estimators",
     "train": "pyhooks.estimators",
+    # TF2: eager training loops and Keras model.fit
+    "EagerSessionCreator": "pyhooks.eager",
+    "keras_callback": "pyhooks.keras",
 }
 
 __all__ = sorted([

@@ -14,6 +14,7 @@ from pyhooks.hooks._common import check_bool, global_step_read
 __all__ = ["NanLossWarning", "NanTensorHook"]
 
 _log = logging.getLogger("pyhooks")
+_INFINITIES = (float("inf"), float("-inf"))
 
 
 class NanLossWarning(PyhooksWarning):
@@ -54,17 +55,24 @@ class NanTensorHook(SessionRunHook):
     def begin(self):
         self._global_step_tensor = global_step_read("NanTensorHook", required=False)
         self._runs = 0
+        self._args = SessionRunArgs({"loss": self._loss_tensor})
 
     def before_run(self, run_context):
-        return SessionRunArgs({"loss": self._loss_tensor})
+        return self._args
 
     def after_run(self, run_context, run_values):
         self._runs += 1
-        loss = np.asarray(run_values.results["loss"])
-        bad = np.isnan(loss) | (np.isinf(loss) if self._fail_on_inf else False)
-        if not np.any(bad):
-            return
-        value = loss.flat[int(np.argmax(np.ravel(bad)))].item()
+        loss = run_values.results["loss"]
+        if getattr(loss, "ndim", 0) == 0 and not isinstance(loss, (list, tuple)):
+            value = float(loss)  # a scalar, the usual case: no array work
+            if value == value and not (self._fail_on_inf and value in _INFINITIES):
+                return
+        else:
+            loss = np.asarray(loss)
+            bad = np.isnan(loss) | (np.isinf(loss) if self._fail_on_inf else False)
+            if not np.any(bad):
+                return
+            value = loss.flat[int(np.argmax(np.ravel(bad)))].item()
         step = self._runs
         if self._global_step_tensor is not None:  # read back: value + 1 may overshoot
             step = int(run_context.session.run(self._global_step_tensor))

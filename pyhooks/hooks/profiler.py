@@ -8,12 +8,15 @@ import os
 import time
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import check_bool, global_step_read
+from pyhooks.hooks._common import check_bool, global_step_read, require_graph
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["ProfilerHook"]
 
 _log = logging.getLogger("pyhooks")
+_INSTEAD = ("it traces graph steps through RunOptions. Profile eager steps with "
+            "tf.profiler.experimental.start(logdir) / stop() (or tf.profiler.experimental.Trace), "
+            "and model.fit with keras.callbacks.TensorBoard(profile_batch=...).")
 
 
 class ProfilerHook(SessionRunHook):
@@ -26,6 +29,9 @@ class ProfilerHook(SessionRunHook):
     written at the next step's ``before_run`` (or in ``end``/``after_error``), once
     the traced step's spans are complete. As in TensorFlow, the first step is never
     traced. Open the file in ``chrome://tracing`` or https://ui.perfetto.dev.
+
+    Graph sessions only: on the eager backend and in ``model.fit`` (no step
+    timeline to collect) ``begin()`` refuses, naming what to use instead.
 
     Args:
         save_steps: trace every this many steps. Exactly one of ``save_steps`` and
@@ -60,6 +66,7 @@ class ProfilerHook(SessionRunHook):
     def begin(self):
         from tensorflow.core.protobuf import config_pb2
 
+        require_graph("ProfilerHook", _INSTEAD)
         self._step_tensor = global_step_read(type(self).__name__)
         trace = config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE)
         self._plain_args = SessionRunArgs(self._step_tensor)

@@ -33,7 +33,7 @@ class StepCounterHook(SessionRunHook):
             ``begin()`` through ``FileWriterCache``, or ``tf.summary.create_file_writer``
             on the eager and Keras backends); used only without ``summary_writer``.
         summary_writer: a ``tf.compat.v1.summary.FileWriter`` to write to (eager
-            and Keras: a ``tf.summary`` writer, the scalar written with ``tf.summary.scalar``).
+            and Keras: a ``tf.summary`` writer, the scalar written with ``tf.summary.write``).
 
     Raises:
         ValueError: not exactly one of ``every_n_steps``/``every_n_secs``, or a
@@ -71,9 +71,10 @@ class StepCounterHook(SessionRunHook):
                              tf.compat.v1.train.get_global_step().op.name + "/sec")
         self._timer.reset()
         self._last_global_step = None
+        self._args = SessionRunArgs(self._global_step_tensor)
 
     def before_run(self, run_context):
-        return SessionRunArgs(self._global_step_tensor)
+        return self._args
 
     def after_run(self, run_context, run_values):
         stale = int(run_values.results)
@@ -93,10 +94,9 @@ class StepCounterHook(SessionRunHook):
 
     def _record(self, steps_per_sec, step):
         if self._writer is not None and not hasattr(self._writer, "add_summary"):  # tf.summary
-            import tensorflow as tf
+            from pyhooks.hooks._summary import write_value
 
-            with self._writer.as_default():
-                tf.summary.scalar(self._summary_tag, steps_per_sec, step=step)
+            write_value(self._writer, self._summary_tag, steps_per_sec, step)
         elif self._writer is not None:
             from tensorflow.core.framework.summary_pb2 import Summary
 

@@ -21,8 +21,8 @@ class SummarySaverHook(SessionRunHook):
 
     On the eager and Keras backends there is no summary op: ``summary_op`` names
     the values to write (step outputs by name, or variables; a name, a list, or
-    ``{tag: name or variable}``), written with ``tf.summary`` (``scalar`` for
-    one value, ``histogram`` for several, ``text`` for strings) to a
+    ``{tag: name or variable}``), written with ``tf.summary`` (as TensorBoard's
+    scalar for one value, histogram for several, text for strings) to a
     ``tf.summary.create_file_writer(output_dir)`` writer (or ``summary_writer``,
     a ``tf.summary`` writer). A ``scaffold`` is refused there in ``begin()``.
 
@@ -143,15 +143,7 @@ def _eager_summaries(backend, spec):
 
 
 def _write_eager(writer, values, step):
-    import numpy as np
-    import tensorflow as tf
+    from pyhooks.hooks._summary import write_value
 
-    with writer.as_default():
-        for tag, value in values.items():
-            value = np.asarray(value)
-            if value.dtype.kind in "SUO":
-                tf.summary.text(tag, tf.constant(value), step=step)
-            elif value.size == 1:
-                tf.summary.scalar(tag, value.reshape(()), step=step)
-            else:
-                tf.summary.histogram(tag, value, step=step)
+    for tag, value in values.items():
+        write_value(writer, tag, value, step)

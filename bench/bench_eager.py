@@ -1,0 +1,387 @@
+"""Per-step cost of pyhooks on TF2 code: a ``tf.function`` custom loop and Keras ``model.fit``.
+
+Compares, in one run (variants interleaved, medians over repeats, µs per step of
+process CPU time), with the same tiny Keras model (Dense 4 -> 1, batch 8):
+
+custom loop (``step()`` is a ``tf.function`` returning ``{"loss", "losses"}``):
+  the bare loop; the bare loop also converting the loss to numpy (TensorFlow's part
+  of any per-step monitoring); pyhooks' ``MonitoredSession(EagerSessionCreator(step))``
+  without hooks and with ProgressBarHook (writer: an in-memory sink),
+  HistorySaverHook, StepCounterHook and NanTensorHook; and Keras' own
+  ProgbarLogger, History and TerminateOnNaN driven through a ``CallbackList``
+  as Keras documents for custom loops.
+model.fit (``verbose=0``; Keras always adds History): no callbacks; Keras'
+  ProgbarLogger + TerminateOnNaN (+ its History); ``pyhooks.keras_callback`` of
+  the same four hooks, and without hooks. A fit's per-step cost is
+  ``(time of fit(N0 + steps) - time of fit(N0)) / steps``, so the set-up of fit
+  itself does not count.
+
+Target: pyhooks' four hooks add at most 10 µs per step over the bare loop, and no
+more than Keras' own callbacks. Keras' progress bar goes to a StringIO too
+(stdout is redirected while timing).
+
+Run: .venv/bin/python bench/bench_eager.py [--steps N] [--repeats R] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import io
+import os
+import statistics
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+TARGET_US = 10.0
+CLOCK = time.process_time  # steadier than wall time on a shared machine; counts TF's threads
+FIT_BASE_STEPS = 100
+
+
+def setup_tf():
+    import tensorflow as tf
+
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.get_logger().setLevel("ERROR")  # retracing notices: each variant builds its own step
+    import keras
+
+    return tf, keras
+
+
+def make_model(tf, keras):
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+    x = tf.random.stateless_normal([8, 4], seed=[1, 2])
+    y = tf.reduce_sum(x, axis=1, keepdims=True)
+    return model, tf.data.Dataset.from_tensors((x, y)).repeat()
+
+
+def make_step(tf, keras):
+    model, dataset = make_model(tf, keras)
+    iterator = iter(dataset)
+    optimizer = model.optimizer
+
+    @tf.function
+    def step():
+        x, y = next(iterator)
+        with tf.GradientTape() as tape:
+            losses = tf.reduce_mean(tf.square(model(x, training=True) - y), axis=1)
+            loss = tf.reduce_mean(losses)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return {"loss": loss, "losses": losses}
+
+    return model, step
+
+
+def four_hooks(steps):
+    import pyhooks
+
+    return [pyhooks.ProgressBarHook(total=steps, writer=io.StringIO(), mode="dynamic"),
+            pyhooks.HistorySaverHook(), pyhooks.StepCounterHook(), pyhooks.NanTensorHook("loss")]
+
+
+def noop_hooks(steps):
+    """Four hooks that fetch what the four real ones fetch and do nothing with it."""
+    import pyhooks
+    from pyhooks.eager import GLOBAL_STEP_READ, LOSS
+
+    class Fetch(pyhooks.SessionRunHook):
+        def __init__(self, fetches):
+            self.args = pyhooks.SessionRunArgs(fetches)
+
+        def before_run(self, run_context):
+            return self.args
+
+        def after_run(self, run_context, run_values):
+            pass
+
+    return [Fetch(f) for f in (LOSS, [GLOBAL_STEP_READ, LOSS], GLOBAL_STEP_READ, {"loss": "loss"})]
+
+
+def keras_three(keras):
+    return [keras.callbacks.ProgbarLogger(), keras.callbacks.History(),
+            keras.callbacks.TerminateOnNaN()]
+
+
+# --------------------------------------------------------------------------- custom loop
+def loop_variants(tf, keras):
+    import pyhooks
+
+    def bare(steps):
+        _, step = make_step(tf, keras)
+        step()
+        return lambda: [step() for _ in range(steps)]
+
+    def bare_numpy(steps):
+        _, step = make_step(tf, keras)
+        step()
+        return lambda: [step()["loss"].numpy() for _ in range(steps)]
+
+    def monitored(hooks):
+        def make(steps):
+            _, step = make_step(tf, keras)
+            creator = pyhooks.EagerSessionCreator(step)
+            sess = pyhooks.MonitoredSession(creator, hooks(steps + 2))
+            sess.run()
+            sess.run()  # the second step traces the wrapper that keeps the global step
+
+            def run():
+                for _ in range(steps):
+                    sess.run()
+                sess.close()
+            return run
+        return make
+
+    def keras_callbacks(steps):
+        model, step = make_step(tf, keras)
+        callbacks = keras.callbacks.CallbackList(keras_three(keras), model=model, verbose=1,
+                                                 epochs=1, steps=steps + 1)
+        callbacks.on_train_begin()
+        callbacks.on_epoch_begin(0)
+        step()
+
+        def run():
+            for i in range(steps):
+                callbacks.on_train_batch_begin(i)
+                outputs = step()
+                callbacks.on_train_batch_end(i, {"loss": outputs["loss"]})
+        return run
+
+    return {
+        "loop: bare step()": bare,
+        "loop: bare step() + loss.numpy()": bare_numpy,
+        "loop: pyhooks MonitoredSession, no hooks": monitored(lambda steps: []),
+        "loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor": monitored(four_hooks),
+        "loop: Keras ProgbarLogger, History, TerminateOnNaN (CallbackList)": keras_callbacks,
+    }
+
+
+# --------------------------------------------------------------------------- model.fit
+def fit_variants(tf, keras):
+    import pyhooks
+
+    def fit(callbacks):
+        def make(steps):
+            model, dataset = make_model(tf, keras)
+            model.fit(dataset, epochs=1, steps_per_epoch=5, verbose=0)  # traces
+
+            def run_n(n):
+                model.fit(dataset, epochs=1, steps_per_epoch=n, verbose=0,
+                          callbacks=callbacks(n))
+            return run_n
+        return make
+
+    return {
+        "fit: no callbacks": fit(lambda n: []),
+        "fit: Keras ProgbarLogger, TerminateOnNaN (+ History)": fit(
+            lambda n: [keras.callbacks.ProgbarLogger(), keras.callbacks.TerminateOnNaN()]),
+        "fit: pyhooks.keras_callback, no hooks": fit(lambda n: [pyhooks.keras_callback([])]),
+        "fit: pyhooks.keras_callback(ProgressBar, HistorySaver, StepCounter, NanTensor)": fit(
+            lambda n: [pyhooks.keras_callback(four_hooks(n))]),
+    }
+
+
+# --------------------------------------------------------------------------- hook paths only
+def stub_variants(tf, keras):
+    """The same comparisons with TensorFlow's step taken out: only what the hooks add.
+
+    The step's TensorFlow work varies by hundreds of µs from step to step on a
+    loaded machine; here each "step" returns the same, already computed tensors
+    (custom loop: pyhooks' runner, eager session, numpy conversions and hooks;
+    Keras: its ``CallbackList`` calling the callbacks as ``fit`` does, with a
+    batch's logs), so the per-step cost of the hooks themselves is measured.
+    """
+    import pyhooks
+
+    _, step = make_step(tf, keras)
+    outputs = step()  # real tensors: converting them to numpy is part of the cost
+    loss = outputs["loss"]  # what a fit's logs hold
+
+    def bare(steps):
+        stub = outputs.copy
+        return lambda: [stub() for _ in range(steps)]
+
+    def monitored(hooks):
+        def make(steps):
+            creator = pyhooks.EagerSessionCreator(step)
+            sess = pyhooks.MonitoredSession(creator, hooks(steps + 2))
+            sess.run()
+            sess.run()
+            stepper = creator._stepper  # noqa: SLF001 - the TensorFlow call, replaced
+            stepper._call = outputs.copy  # noqa: SLF001 - a new dict per step, as a step gives
+
+            def run():
+                for _ in range(steps):
+                    sess.run()
+                sess.close()
+            return run
+        return make
+
+    def callback_list(callbacks):
+        def make(steps):
+            model, _ = make_model(tf, keras)
+            model.optimizer.build(model.trainable_variables)
+            model.train_function = lambda iterator: None
+            cbs = keras.callbacks.CallbackList(callbacks(steps + 2), model=model, verbose=1,
+                                               epochs=1, steps=steps + 2)
+            cbs.on_train_begin()
+            cbs.on_epoch_begin(0)
+
+            def run():
+                for i in range(steps):
+                    cbs.on_train_batch_begin(i)
+                    cbs.on_train_batch_end(i, {"loss": loss})
+                cbs.on_train_end()
+            return run
+        return make
+
+    return {
+        "stub loop: bare (a dict of the step's tensors)": bare,
+        "stub loop: pyhooks MonitoredSession, no hooks": monitored(lambda steps: []),
+        "stub loop: pyhooks + 4 no-op hooks with the same fetches": monitored(noop_hooks),
+        "stub loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor": monitored(
+            four_hooks),
+        "stub fit: Keras CallbackList, no callbacks": callback_list(lambda steps: []),
+        "stub fit: Keras ProgbarLogger, History, TerminateOnNaN": callback_list(
+            lambda steps: keras_three(keras)),
+        "stub fit: pyhooks.keras_callback, no hooks": callback_list(
+            lambda steps: [pyhooks.keras_callback([])]),
+        "stub fit: pyhooks.keras_callback(4 no-op hooks with the same fetches)": callback_list(
+            lambda steps: [pyhooks.keras_callback(noop_hooks(steps))]),
+        "stub fit: pyhooks.keras_callback(ProgressBar, HistorySaver, StepCounter, NanTensor)":
+            callback_list(lambda steps: [pyhooks.keras_callback(four_hooks(steps))]),
+    }
+
+
+def time_loop(make, steps):
+    run = make(steps)
+    gc.collect()
+    with contextlib.redirect_stdout(io.StringIO()):
+        start = CLOCK()
+        run()
+        elapsed = CLOCK() - start
+    return elapsed / steps * 1e6
+
+
+def time_fit(make, steps):
+    run_n = make(steps)
+    gc.collect()
+    with contextlib.redirect_stdout(io.StringIO()):
+        start = CLOCK()
+        run_n(FIT_BASE_STEPS)
+        middle = CLOCK()
+        run_n(FIT_BASE_STEPS + steps)
+        end = CLOCK()
+    return ((end - middle) - (middle - start)) / steps * 1e6
+
+
+def profile(tf, keras, steps):
+    import cProfile
+    import pstats
+
+    run = loop_variants(tf, keras)[
+        "loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor"](steps)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run()
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+
+
+def print_table(title, samples, bases, opts):
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    width = max(map(len, samples))
+    print(title)
+    print(f"{'variant':<{width}}  {'µs/step':>8}  {'over bare':>9}  {'min..max':>15}")
+    print(f"{'':<{width}}  {'(median)':>8}")
+    for name, value in medians.items():
+        base = next(b for prefix, b in bases.items() if name.startswith(prefix))
+        over = "" if name in bases.values() or name == base else f"{value - medians[base]:+.1f}"
+        spread = f"{min(samples[name]):.1f}..{max(samples[name]):.1f}"
+        print(f"{name:<{width}}  {value:8.1f}  {over:>9}  {spread:>15}")
+    return medians
+
+
+def verdict(medians, ours, keras_own, base, label):
+    over, keras_over = medians[ours] - medians[base], medians[keras_own] - medians[base]
+    target = "met" if over <= TARGET_US else "MISSED"
+    versus = "no worse" if over <= keras_over else "WORSE"
+    return (f"{label}: pyhooks' four hooks add {over:+.1f} µs/step (target <= {TARGET_US:.0f}: "
+            f"{target}); Keras' own callbacks add {keras_over:+.1f} ({versus} than Keras)")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the custom loop with the four hooks instead of the table")
+    opts = parser.parse_args()
+    tf, keras = setup_tf()
+    if opts.profile:
+        profile(tf, keras, opts.steps)
+        return
+
+    loops, fits, stubs = loop_variants(tf, keras), fit_variants(tf, keras), stub_variants(tf, keras)
+    samples = {name: [] for name in (*loops, *fits)}
+    stub_samples = {name: [] for name in stubs}
+    for _ in range(opts.repeats):  # interleaved: every variant once per repeat
+        for name, make in loops.items():
+            samples[name].append(time_loop(make, opts.steps))
+        for name, make in fits.items():
+            samples[name].append(time_fit(make, opts.steps))
+        for name, make in stubs.items():
+            stub_samples[name].append(time_loop(make, opts.steps * 5))
+
+    head = (f"{opts.repeats} repeats (interleaved), process CPU time, 1 TF thread, TensorFlow "
+            f"{tf.__version__}, Keras {keras.__version__}")
+    medians = print_table(
+        f"A. end to end: tiny Keras model (Dense 4->1, batch 8), {opts.steps} steps x {head}",
+        samples, {"loop": "loop: bare step()", "fit": "fit: no callbacks"}, opts)
+    print(verdict(medians, "loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor",
+                  "loop: Keras ProgbarLogger, History, TerminateOnNaN (CallbackList)",
+                  "loop: bare step()", "A loop"))
+    print(verdict(medians,
+                  "fit: pyhooks.keras_callback(ProgressBar, HistorySaver, StepCounter, NanTensor)",
+                  "fit: Keras ProgbarLogger, TerminateOnNaN (+ History)", "fit: no callbacks",
+                  "A fit"))
+    numpy_part = medians["loop: bare step() + loss.numpy()"] - medians["loop: bare step()"]
+    print(f"  (A loop: TensorFlow converting the loss to numpy: {numpy_part:+.1f} µs; the "
+          "step-to-step spread of the TensorFlow work is far above 10 µs here: see B)")
+    print()
+    medians = print_table(
+        f"B. hook paths only (TensorFlow's step stubbed out), {opts.steps * 5} steps x {head}",
+        stub_samples, {"stub loop": "stub loop: bare (a dict of the step's tensors)",
+                       "stub fit": "stub fit: Keras CallbackList, no callbacks"}, opts)
+    print(verdict(medians,
+                  "stub loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor",
+                  "stub fit: Keras ProgbarLogger, History, TerminateOnNaN",
+                  "stub loop: bare (a dict of the step's tensors)", "B loop"))
+    print(verdict(medians,
+                  "stub fit: pyhooks.keras_callback(ProgressBar, HistorySaver, StepCounter, "
+                  "NanTensor)", "stub fit: Keras ProgbarLogger, History, TerminateOnNaN",
+                  "stub fit: Keras CallbackList, no callbacks", "B fit"))
+    print(f"  (this machine: an empty Python function call takes {python_call_us():.3f} µs; "
+          "all of B is Python and scales with it)")
+
+
+def python_call_us(calls=200000):
+    def nothing():
+        pass
+
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(calls):
+            nothing()
+        best = min(best, time.perf_counter() - start)
+    return best / calls * 1e6
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,529 @@
+"""The eager backend: a TF2 train step driven by :class:`pyhooks.MonitoredSession`.
+
+``EagerSessionCreator(step_fn)`` makes sessions whose ``run()`` executes one
+call of ``step_fn`` (a ``tf.function`` or a plain callable returning a dict of
+named tensors, e.g. ``{"loss": ..., "predictions": ...}``) and returns numpy
+values, so that the runner and the built-in hooks work as with a graph session::
+
+    creator = pyhooks.EagerSessionCreator(train_step)
+    with pyhooks.MonitoredSession(creator, hooks=[pyhooks.StopAtStepHook(last_step=100),
+                                                  pyhooks.HistorySaverHook(every_n_step=10)]) as s:
+        while not s.should_stop():
+            s.run()                        # one step; s.run("loss") returns the loss too
+
+Fetches (what ``run()`` and the hooks' ``SessionRunArgs`` may name), in any
+nested list/tuple/dict/namedtuple:
+
+- a string: the step output of that name (``"loss"``); a name the step does not
+  return is an error listing the outputs it has;
+- a ``tf.Variable`` (or a Keras variable): its value after the step;
+- the global step read (``graph.global_step_read()``, what the hooks fetch):
+  the global step *before* the step, as the read tensor gives in a graph (the
+  step reached is that value + 1);
+- ``graph.get_collection("losses")[0]``: the step's loss, i.e. its ``"losses"``
+  output (per-example, as pyhooks' estimators put in that collection) if it has
+  one, else ``"loss"``.
+
+``run()`` executes a step when the fetches are ``None`` or name a step output;
+fetches of variables and the global step only read them (as running a
+variable in a graph does not train): that is what hooks' raw reads do. Hooks
+read outputs at the end through ``pyhooks_read`` (the last step's values).
+The step's ``StopIteration`` or ``tf.errors.OutOfRangeError`` (an exhausted
+``tf.data`` iterator) ends the loop cleanly: ``end()`` is called.
+
+The global step is a ``tf.Variable`` (int64, created unless given). pyhooks
+adds one to it after every step, inside the same ``tf.function`` call when
+``step_fn`` is one; if the first step moved it already (e.g.
+``global_step=optimizer.iterations``), pyhooks leaves it to the step and
+follows its value. ``feed_dict`` and non-default ``RunOptions`` (tracing) have
+no meaning for an eager step and are refused.
+
+Hooks on this backend (their ``begin()`` looks things up here, see
+:mod:`pyhooks.hooks._common`): ProgressBarHook, HistorySaverHook, StepCounterHook
+(``tf.summary`` writer), NanTensorHook, LoggingTensorHook, StopAtStepHook,
+GlobalStepWaiterHook, FinalOpsHook, LambdaHook and ConfigureGcsHook work;
+CheckpointSaverHook saves a ``tf.train.Checkpoint`` given as ``saver``;
+SummarySaverHook writes named outputs with ``tf.summary``; ProfilerHook and
+FeedFnHook refuse in ``begin()`` with what to use instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyhooks.errors import PyhooksError
+from pyhooks.hooks._common import backend_scope
+
+__all__ = ["EagerSession", "EagerSessionCreator", "StepOutputError"]
+
+
+class StepOutputError(PyhooksError, LookupError):
+    """A fetch names an output the step does not produce (the message lists those it has)."""
+
+
+class Output:
+    """A step output by name: what a string fetch means on this backend."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<step output {self.name!r}>"
+
+
+class _Loss:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<the step's loss: output 'losses', else 'loss'>"
+
+
+class _GlobalStepRead:
+    __slots__ = ()
+    name = "global_step"
+
+    def __repr__(self):
+        return "<global step read: the value before the step>"
+
+
+class _Step:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<run one step>"
+
+
+LOSS = _Loss()
+GLOBAL_STEP_READ = _GlobalStepRead()
+STEP = _Step()  # what the runner sends in place of a None fetch (``pyhooks_step_fetch``)
+_NAME, _LOSS_KIND, _STEP_READ, _RUN = 1, 2, 3, 4
+_KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN}
+_kind = _KINDS.get
+
+
+def _numpy(value):
+    convert = getattr(value, "numpy", None)
+    if convert is not None:
+        return convert()
+    if isinstance(value, float):
+        return np.float64(value)
+    return np.asarray(value) if not isinstance(value, np.generic) else value
+
+
+def _map(fn, fetches):
+    """``fetches`` with every leaf replaced by ``fn(leaf)``, same containers."""
+    cls = type(fetches)
+    if cls is list:
+        return [_map(fn, f) for f in fetches]
+    if cls is dict:
+        return {k: _map(fn, v) for k, v in fetches.items()}
+    if cls is tuple:
+        return tuple(_map(fn, f) for f in fetches)
+    if isinstance(fetches, dict):
+        result = cls()
+        result.update((k, _map(fn, v)) for k, v in fetches.items())
+        return result
+    if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+        return cls(*(_map(fn, f) for f in fetches))
+    if isinstance(fetches, (list, tuple)):
+        return cls(_map(fn, f) for f in fetches)
+    return fn(fetches)
+
+
+def _has_output(fetches):
+    """True if ``fetches`` names a step output (or is the step itself): running it takes a step."""
+    kind = _kind(type(fetches))
+    if kind is not None:
+        return kind != _STEP_READ
+    if isinstance(fetches, dict):
+        fetches = fetches.values()
+    elif not isinstance(fetches, (list, tuple)):
+        return isinstance(fetches, str)  # a str subclass
+    for fetch in fetches:
+        kind = _kind(type(fetch))
+        if kind is None:
+            if _has_output(fetch):
+                return True
+        elif kind != _STEP_READ:
+            return True
+    return False
+
+
+class StepGraph:
+    """The graph-like object of a non-graph session: collections, lookups, the global step.
+
+    It is the *backend* of :mod:`pyhooks.hooks._common` while hooks run ``begin()``.
+    ``get_collection("losses")`` is ``[the step's loss]`` (so SPEC §3's custom R
+    hook runs unchanged), ``"pyhooks_training_loss"`` the ``"loss"`` output and
+    ``"global_step"`` the global step variable.
+    """
+
+    finalized = True
+
+    def __init__(self, global_step, kind="eager"):
+        self.global_step = global_step
+        self.kind = kind
+
+    def get_collection(self, key, scope=None):
+        if key == "losses":
+            return [LOSS]
+        if key == "pyhooks_training_loss":
+            return [Output("loss")]
+        if key == "global_step":
+            return [self.global_step]
+        return []
+
+    def finalize(self):
+        pass
+
+    def as_graph_element(self, obj):
+        return self.element(obj, "fetch", "graph")
+
+    # -- the backend protocol (pyhooks.hooks._common)
+    def global_step_read(self, hook_name=None, required=True):
+        """The fetch of the global step before the step (the graph's read tensor)."""
+        return GLOBAL_STEP_READ
+
+    def element(self, value, what, hook_name):
+        if isinstance(value, str):
+            return Output(value[:-2] if value.endswith(":0") else value)
+        if isinstance(value, (Output, _Loss, _GlobalStepRead)) or callable(
+                getattr(value, "numpy", None)):
+            return value
+        from pyhooks.hooks._lookup import HookSetupError
+
+        raise HookSetupError(f"{hook_name}: {what} {value!r} is neither a step output name nor a "
+                             f"variable ({self.kind} backend: name outputs as strings, e.g. 'loss').")
+
+
+class _Evaluator:
+    """Evaluates fetch structures against one step's outputs (eager session, Keras session)."""
+
+    _outputs = None  # the last step's outputs: {name: value}
+    _converted_for = None  # the outputs whose numpy values _converted holds
+    _converted = None
+    _step_cache = (None, None)
+    _where = "the step function"
+
+    def _evaluate(self, fetches, outputs, step_before):
+        cls = type(fetches)
+        leaf = self._leaf
+        if cls is list:  # the runner's flat list of leaves: the hot path
+            return [leaf(fetch, outputs, step_before) for fetch in fetches]
+        if cls in _KINDS:
+            return leaf(fetches, outputs, step_before)
+        if cls is dict:
+            return {key: leaf(fetch, outputs, step_before) for key, fetch in fetches.items()}
+        return _map(lambda fetch: leaf(fetch, outputs, step_before), fetches)
+
+    def _leaf(self, fetch, outputs, step_before):
+        kind = _kind(type(fetch))
+        if kind == _NAME:
+            name = fetch if type(fetch) is str else fetch.name
+        elif kind == _STEP_READ:
+            return self._step_value(step_before)
+        elif kind == _LOSS_KIND:
+            name = "losses" if "losses" in outputs else "loss"
+        elif kind == _RUN:
+            return None
+        elif isinstance(fetch, (list, tuple, dict)):
+            return self._evaluate(fetch, outputs, step_before)
+        elif isinstance(fetch, str):
+            name = str(fetch)
+        else:
+            convert = getattr(fetch, "numpy", None)
+            if convert is None or not callable(convert):
+                raise TypeError(f"{type(self).__name__} cannot fetch {fetch!r} "
+                                f"({type(fetch).__name__}): fetch step output names (str), "
+                                "variables, or nested lists/tuples/dicts of them.")
+            return convert()
+        return self._output(name, outputs)
+
+    def _output(self, name, outputs):
+        """The numpy value of output ``name``, converted once per step."""
+        if self._converted_for is not outputs:
+            self._converted_for, self._converted = outputs, {}
+        value = self._converted.get(name)
+        if value is None:
+            try:
+                raw = outputs[name]
+            except KeyError:
+                have = ", ".join(map(str, outputs)) or "nothing"
+                raise StepOutputError(f"{self._where} has no output {name!r}; its outputs are: "
+                                      f"{have}.") from None
+            value = self._converted[name] = _numpy(raw)
+        return value
+
+    def _compile(self, fetches):
+        """``evaluate(outputs, step_before)`` for one fetch structure, analysed once."""
+        values = self._values
+        if type(fetches) in _KINDS or not isinstance(fetches, (list, tuple, dict)):
+            (kind, arg), = _compile_leaves([fetches])
+            if kind == _NAME:
+                output = self._output
+                return lambda outputs, before: output(arg, outputs)
+            if kind == _STEP_READ:
+                step_value = self._step_value
+                return lambda outputs, before: step_value(before)
+            leaves = [(kind, arg)]
+            return lambda outputs, before: values(leaves, outputs, before)[0]
+        if type(fetches) is list and all(type(f) in _KINDS for f in fetches):
+            leaves = _compile_leaves(fetches)
+            return lambda outputs, before: values(leaves, outputs, before)
+        if type(fetches) is dict and all(type(f) in _KINDS for f in fetches.values()):
+            keys, leaves = list(fetches), _compile_leaves(list(fetches.values()))
+            return lambda outputs, before: dict(zip(keys, values(leaves, outputs, before)))
+        return lambda outputs, before: self._evaluate(fetches, outputs, before)
+
+    def _step_value(self, step):
+        """``np.int64(step)``, made once per step."""
+        cached = self._step_cache
+        if cached[0] != step:
+            cached = self._step_cache = (step, np.int64(step))
+        return cached[1]
+
+    def _values(self, leaves, outputs, step_before):
+        """The values of compiled ``leaves`` (see :func:`_compile_leaves`): the hot path."""
+        values = []
+        append = values.append
+        output = self._output
+        if self._converted_for is outputs:
+            converted = self._converted
+        else:
+            converted = self._converted = {}
+            self._converted_for = outputs
+        for kind, arg in leaves:
+            if kind == _NAME:
+                value = converted.get(arg)
+                append(output(arg, outputs) if value is None else value)
+            elif kind == _STEP_READ:
+                append(self._step_value(step_before))
+            elif kind == _LOSS_KIND:
+                append(output("losses" if "losses" in outputs else "loss", outputs))
+            elif kind == _RUN:
+                append(None)
+            else:
+                append(arg.numpy())
+        return values
+
+
+_VARIABLE = 5
+
+
+def _compile_leaves(flat):
+    """``[(kind, argument)]`` for a flat list of leaves; ``TypeError`` for anything else."""
+    leaves = []
+    for leaf in flat:
+        kind = _kind(type(leaf))
+        if kind == _NAME:
+            leaves.append((kind, leaf if type(leaf) is str else leaf.name))
+        elif kind is not None:
+            leaves.append((kind, None))
+        elif isinstance(leaf, str):
+            leaves.append((_NAME, str(leaf)))
+        elif callable(getattr(leaf, "numpy", None)) and not isinstance(leaf, (list, tuple, dict)):
+            leaves.append((_VARIABLE, leaf))
+        else:
+            raise TypeError(f"cannot fetch {leaf!r} ({type(leaf).__name__}): fetch step output "
+                            "names (str), variables, or nested lists/tuples/dicts of them.")
+    return leaves
+
+
+def _takes_step(leaves):
+    return any(kind != _STEP_READ and kind != _VARIABLE for kind, _ in leaves)
+
+
+class _Stepper:
+    """Calls the step and keeps the global step: a Python mirror, the variable kept in sync."""
+
+    def __init__(self, step_fn, global_step):
+        self.step_fn = step_fn
+        self.global_step = global_step
+        self.value = None  # the mirror (int), set by sync()
+        self._call = None  # after the first step: () -> outputs, maintaining the variable
+        self._owned = True  # pyhooks increments the variable (else the step does)
+
+    def sync(self):
+        self.value = int(self.global_step.numpy())
+
+    def step(self):
+        if self._call is not None:
+            if self._owned:
+                outputs = self._call()
+                self.value += 1
+            else:  # the step moves the variable itself: follow it
+                outputs, after = self._call()
+                self.value = int(after)
+            return outputs
+        before = self.value
+        outputs = self.step_fn()
+        after = int(self.global_step.numpy())
+        self._owned = after == before
+        self._call = self._make_call(self._owned)
+        if self._owned:
+            self.global_step.assign_add(1)
+            self.value = before + 1
+        else:
+            self.value = after
+        return outputs
+
+    def _make_call(self, owned):
+        import tensorflow as tf
+
+        step_fn, variable = self.step_fn, self.global_step
+        compiled = callable(getattr(step_fn, "get_concrete_function", None))
+        def after(outputs):  # ordered after the outputs: a failed step changes nothing
+            with tf.control_dependencies(tf.nest.flatten(outputs) if compiled else None):
+                if owned:
+                    variable.assign_add(1)
+                    return None
+                return variable.read_value()
+
+        def call():
+            outputs = _as_dict(step_fn())
+            value = after(outputs)
+            return outputs if owned else (outputs, value)
+        return tf.function(call) if compiled else call
+
+
+def _as_dict(outputs):
+    return {} if outputs is None else outputs
+
+
+class EagerSession(_Evaluator):
+    """One step per ``run()``; see the module docstring for what may be fetched.
+
+    Attributes:
+        graph: the :class:`StepGraph` (collections and the global step).
+    """
+
+    pyhooks_step_fetch = STEP  # the runner sends it for a None fetch when hooks add fetches
+
+    def __init__(self, creator):
+        self.graph = creator.graph
+        self._stepper = creator._stepper  # noqa: SLF001
+        self._stepper.sync()
+        self._closed = False
+
+    @property
+    def outputs(self):
+        """The names of the outputs of the last step (``None`` before the first)."""
+        return None if self._outputs is None else list(self._outputs)
+
+    def run(self, fetches=None, feed_dict=None, options=None, run_metadata=None):
+        """Runs one step (if ``fetches`` is None or names an output) and returns the fetched values.
+
+        Raises:
+            StepOutputError: a fetch names an output the step does not return.
+            ValueError: a ``feed_dict`` or non-default ``options`` (no meaning here).
+            RuntimeError: the session is closed.
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed EagerSession.")
+        if feed_dict:
+            names = ", ".join(sorted(getattr(k, "name", None) or str(k) for k in feed_dict))
+            raise ValueError(f"EagerSession: feed_dict has no meaning for an eager step (got feeds "
+                             f"for {names}); pass inputs to the step function instead, e.g. from "
+                             "a tf.data iterator.")
+        if options is not None and options.ByteSize():
+            raise ValueError("EagerSession: RunOptions (e.g. tracing) have no effect on an eager "
+                             "step; profile with tf.profiler.experimental.start()/stop() instead.")
+        stepper = self._stepper
+        if fetches is not None and not _has_output(fetches):
+            return self._evaluate(fetches, self._outputs or {}, stepper.value)
+        before = stepper.value
+        outputs = stepper.step()
+        if not isinstance(outputs, dict):
+            outputs = self._wrap(outputs)
+        self._outputs = outputs
+        return None if fetches is None else self._evaluate(fetches, outputs, before)
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """``run(fetches)`` as a function of no arguments, ``fetches`` a flat list of leaves.
+
+        What the runner uses for a fetch list that repeats from step to step
+        (the leaves are analysed once). Other fetches: ``TypeError`` (use ``run``).
+        """
+        if feed_list or accept_options or type(fetches) is not list:
+            raise TypeError("EagerSession.make_callable takes a flat list of fetches only.")
+        leaves = _compile_leaves(fetches)
+        takes_step = _takes_step(leaves)
+        stepper = self._stepper
+
+        def call():
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed EagerSession.")
+            before = stepper.value
+            if takes_step:
+                outputs = stepper.step()
+                if type(outputs) is not dict:
+                    outputs = self._wrap(outputs)
+                self._outputs = outputs
+            else:
+                outputs = self._outputs or {}
+            return self._values(leaves, outputs, before)
+        return call
+
+    def _wrap(self, outputs):
+        if hasattr(outputs, "keys") and hasattr(outputs, "__getitem__"):
+            return dict(outputs)
+        if callable(getattr(outputs, "numpy", None)):
+            return {"loss": outputs}
+        raise TypeError(f"The step function must return a dict of named tensors (or one loss "
+                        f"tensor), got {type(outputs).__name__}.")
+
+    def pyhooks_read(self, fetches):
+        """Values of ``fetches`` without running a step: variables, and the last step's outputs."""
+        return self._evaluate(fetches, self._outputs or {}, self._stepper.value)
+
+    def close(self):
+        self._closed = True
+
+
+class EagerSessionCreator:
+    """Makes :class:`EagerSession` s for :class:`pyhooks.MonitoredSession` from a TF2 train step.
+
+    Args:
+        step_fn: a ``tf.function`` or a callable without arguments returning a
+            dict of named tensors (``{"loss": ..., ...}``) or one loss tensor.
+        global_step: an integer ``tf.Variable``; default a new int64 variable at 0.
+
+    Raises:
+        TypeError: ``step_fn`` is not callable or ``global_step`` not a variable.
+        RuntimeError: created while eager execution is off (inside a graph).
+
+    Example:
+        >>> creator = pyhooks.EagerSessionCreator(train_step)
+        >>> with pyhooks.MonitoredSession(creator, hooks=[pyhooks.StopAtStepHook(10)]) as s:
+        ...     while not s.should_stop():
+        ...         s.run()
+    """
+
+    def __init__(self, step_fn, global_step=None):
+        import tensorflow as tf
+
+        if not callable(step_fn):
+            raise TypeError(f"`step_fn` must be callable, got {step_fn!r}.")
+        if not tf.executing_eagerly():
+            raise RuntimeError("EagerSessionCreator needs eager execution; it was created inside "
+                               "a graph (tf.Graph().as_default() or a tf.function).")
+        if global_step is None:
+            global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        if not isinstance(global_step, tf.Variable):  # a Keras variable: its tf.Variable
+            global_step = getattr(global_step, "value", global_step)
+        dtype = getattr(global_step, "dtype", None)
+        if not (callable(getattr(global_step, "assign_add", None)) and dtype is not None
+                and dtype.is_integer):
+            raise TypeError(f"`global_step` must be an integer tf.Variable, got {global_step!r}.")
+        self.global_step = global_step
+        self.graph = StepGraph(global_step)
+        self._stepper = _Stepper(step_fn, global_step)
+
+    def pyhooks_hook_scope(self):
+        """The context in which :class:`pyhooks.MonitoredSession` runs the hooks' ``begin()``."""
+        return backend_scope(self.graph)
+
+    def create_session(self):
+        return EagerSession(self)

@@ -1,0 +1,275 @@
+"""``keras_callback(hooks)``: pyhooks hooks inside Keras 3 ``model.fit`` (TensorFlow backend).
+
+The callback drives the hooks as :class:`pyhooks.MonitoredSession` would::
+
+    on_train_begin        begin() (lookups answered by this backend), after_create_session()
+    on_train_batch_begin  before_run(context)
+    on_train_batch_end    after_run(context, values)   # values from the batch's logs
+                          context.request_stop() -> model.stop_training = True
+    on_train_end          end(session)
+    fit raising           after_error(session, error)  # see below
+
+Fetches are the batch's ``logs`` by name (``"loss"``, the compiled metrics), the
+global step read, variables, or nested structures of them, as on the eager
+backend (:mod:`pyhooks.eager`); a name missing from the logs is an error
+listing the ones there are. The losses collection is ``logs["loss"]``: what
+Keras reports, i.e. the mean over the epoch so far, not a per-example loss.
+The global step is the optimizer's ``iterations`` variable (or ``global_step``).
+Its read gives the step the batch reaches minus one, so that hooks' "fetched
+value + 1" is the step reached also with ``steps_per_execution`` > 1 (with one
+step per batch, that is the value before the batch, as in a graph).
+
+``after_error`` is called when a hook raises, when the train step raises
+(``model.train_function`` is wrapped for the duration of ``fit``) and, if the
+callback is used as a context manager around ``fit``, for any other error::
+
+    with pyhooks.keras_callback(hooks) as callback:
+        model.fit(x, y, callbacks=[callback])
+
+Keras looks at ``stop_training`` only after a batch: a stop requested in
+``after_create_session`` (``StopAtStepHook`` already at its step) ends ``fit``
+after one batch.
+"""
+
+from __future__ import annotations
+
+try:
+    import keras
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ImportError("pyhooks.keras_callback needs Keras 3 with TensorFlow: "
+                      "pip install tensorflow keras") from error
+
+from pyhooks.eager import StepGraph, _Evaluator, _has_output
+from pyhooks.errors import add_hook_note
+from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, overridden_methods
+from pyhooks.hooks._common import backend_scope
+from pyhooks.session import _call, _check_hooks, _Coordinator, _is_end_of_input
+
+__all__ = ["HooksCallback", "KerasSession", "keras_callback"]
+
+_CALLER_ARGS = SessionRunArgs(None)
+_NO_RESULTS = {}
+_tuple_new = tuple.__new__  # SessionRunValues without namedtuple's slow __new__
+_PLAN_CACHE_SIZE = 64
+
+
+def keras_callback(hooks, global_step=None):
+    """A ``keras.callbacks.Callback`` running pyhooks ``hooks`` inside ``model.fit``.
+
+    Args:
+        hooks: a list of :class:`pyhooks.SessionRunHook`.
+        global_step: a variable to use as the global step; default the model's
+            ``optimizer.iterations``.
+
+    Returns:
+        a :class:`HooksCallback` (also a context manager, see the module docstring).
+
+    Example:
+        >>> history = pyhooks.HistorySaverHook(every_n_step=10)
+        >>> model.fit(x, y, epochs=2, callbacks=[pyhooks.keras_callback([history])])
+        >>> history.history
+    """
+    return HooksCallback(hooks, global_step)
+
+
+class KerasSession(_Evaluator):
+    """The "session" hooks see inside ``model.fit``: reads only; Keras runs the batches."""
+
+    _where = "model.fit's batch logs"
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.step = int(graph.global_step.numpy())  # mirror: the global step now
+
+    def run(self, fetches=None, feed_dict=None, options=None, run_metadata=None):
+        """Reads variables and the global step; a batch cannot be run from here."""
+        if fetches is None or _has_output(fetches):
+            raise RuntimeError("Inside model.fit Keras runs the batches: a hook cannot run one "
+                               "with session.run(); ask for outputs (the batch's logs, e.g. "
+                               "'loss') in before_run() instead.")
+        return self._evaluate(fetches, {}, self.step)
+
+    def pyhooks_read(self, fetches):
+        """Values of ``fetches``: variables, and the last batch's logs."""
+        return self._evaluate(fetches, self._outputs or {}, self.step)
+
+    def close(self):
+        pass
+
+
+class _TrainFunctionGuard:
+    """Stands for ``model.train_function`` during ``fit`` so errors of the step reach the hooks."""
+
+    def __init__(self, function, callback):
+        self.function = function
+        self.callback = callback
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.function(*args, **kwargs)
+        except BaseException as error:
+            if not _is_end_of_input(type(error)):  # end of input: Keras ends the epoch
+                self.callback._fail(error)  # noqa: SLF001
+            raise
+
+
+class HooksCallback(keras.callbacks.Callback):
+    """Runs pyhooks hooks in ``model.fit``; made by :func:`keras_callback`.
+
+    Attributes:
+        session: the :class:`KerasSession` of the current (or last) ``fit``.
+    """
+
+    def __init__(self, hooks, global_step=None):
+        super().__init__()
+        self.hooks = _check_hooks(hooks)
+        methods = [overridden_methods(h) for h in self.hooks]
+
+        def using(name):
+            return [h for h, m in zip(self.hooks, methods) if name in m]
+
+        self._begin_hooks = using("begin")
+        self._after_create_hooks = using("after_create_session")
+        self._before_hooks = using("before_run")
+        self._after_hooks = using("after_run")
+        self._end_hooks = using("end")
+        self._error_hooks = using("after_error")
+        self._global_step = global_step
+        self.session = None
+        self._active = False
+        self._guard = None
+        self._context = None
+        self._requests = None
+        self._first_batch = 0
+        self._compiled = {}  # id(fetches) -> (fetches, evaluate(outputs, step_before))
+
+    # -- lifetime
+    def on_train_begin(self, logs=None):
+        import tensorflow as tf
+
+        model = self.model
+        step = self._global_step if self._global_step is not None else model.optimizer.iterations
+        if not isinstance(step, tf.Variable):
+            step = getattr(step, "value", step)  # a Keras variable's tf.Variable
+        graph = StepGraph(step, kind="keras")
+        self.session = session = KerasSession(graph)
+        self._active = True
+        self._install_guard(model)
+        coord = _Coordinator()
+        try:
+            with backend_scope(graph):
+                for hook in self._begin_hooks:
+                    _call(hook, "begin")
+            for hook in self._after_create_hooks:
+                _call(hook, "after_create_session", session, coord)
+        except BaseException as error:
+            self._fail(error)
+            raise
+        if coord.should_stop():
+            model.stop_training = True
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._first_batch = batch
+        self._context = context = SessionRunContext(_CALLER_ARGS, self.session)
+        requests = None
+        for hook in self._before_hooks:
+            try:
+                args = hook.before_run(context)
+                if args is not None and (args.feed_dict or (
+                        args.options is not None and args.options.ByteSize())):
+                    raise ValueError("feed_dict and RunOptions have no meaning in model.fit; "
+                                     "a hook can only fetch.")
+            except BaseException as error:
+                add_hook_note(error, hook, "before_run")
+                self._fail(error)
+                raise
+            if args is not None and args.fetches is not None:
+                if requests is None:
+                    requests = [(id(hook), args.fetches)]
+                else:
+                    requests.append((id(hook), args.fetches))
+        self._requests = requests
+
+    def on_train_batch_end(self, batch, logs=None):
+        session, context, requests = self.session, self._context, self._requests
+        session._outputs = logs = logs if logs is not None else {}  # noqa: SLF001
+        reached = session.step + batch - self._first_batch + 1  # steps_per_execution > 1: more
+        results = None
+        if requests is not None:
+            try:
+                results = self._evaluate(requests, logs, reached - 1)
+            except BaseException as error:
+                self._fail(error)
+                raise
+        session.step = reached
+        get = _NO_RESULTS.get if results is None else results.get
+        for hook in self._after_hooks:
+            try:
+                hook.after_run(context, _tuple_new(SessionRunValues, (get(id(hook)), None, None)))
+            except BaseException as error:
+                add_hook_note(error, hook, "after_run")
+                self._fail(error)
+                raise
+        if context._stop_requested:  # noqa: SLF001
+            self.model.stop_training = True
+
+    def _evaluate(self, requests, logs, before):
+        """``{hook id: results}``; each (stable) fetch structure is analysed once."""
+        compiled = self._compiled
+        results = {}
+        for hook_id, fetches in requests:
+            entry = compiled.get(id(fetches))
+            if entry is None or entry[0] is not fetches:
+                if len(compiled) >= _PLAN_CACHE_SIZE:
+                    compiled.clear()
+                entry = compiled[id(fetches)] = (fetches, self.session._compile(fetches))  # noqa: SLF001
+            results[hook_id] = entry[1](logs, before)
+        return results
+
+    def on_train_end(self, logs=None):
+        if not self._active:
+            return
+        self._active = False
+        self._remove_guard()
+        for hook in self._end_hooks:
+            _call(hook, "end", self.session)
+
+    def _fail(self, error):
+        """``after_error`` on every hook, once per ``fit``; the error propagates."""
+        if not self._active:
+            return
+        self._active = False
+        self._remove_guard()
+        for hook in self._error_hooks:
+            try:
+                hook.after_error(self.session, error)
+            except BaseException as secondary:  # noqa: BLE001 - kept as a note, never lost
+                name = getattr(hook, "hook_name", None) or type(hook).__name__
+                try:
+                    error.add_note(f"pyhooks: {name}.after_error() also raised "
+                                   f"{type(secondary).__name__}: {secondary}")
+                except (AttributeError, TypeError):
+                    pass
+
+    # -- the train-function guard
+    def _install_guard(self, model):
+        function = model.train_function
+        if isinstance(function, _TrainFunctionGuard):  # left by a fit that failed elsewhere
+            function = function.function
+        self._guard = _TrainFunctionGuard(function, self)
+        model.train_function = self._guard
+
+    def _remove_guard(self):
+        guard, self._guard = self._guard, None
+        model = self.model
+        if guard is not None and model is not None and model.train_function is guard:
+            model.train_function = guard.function
+
+    # -- context manager: after_error for errors outside the train step and the hooks
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None and not _is_end_of_input(exc_type):
+            self._fail(exc)
+        return False

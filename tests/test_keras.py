@@ -1,0 +1,276 @@
+"""``pyhooks.keras_callback``: pyhooks hooks inside Keras 3 ``model.fit`` (TensorFlow backend)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import pyhooks
+from hooktest_util import read_events
+from pyhooks.eager import StepOutputError
+from pyhooks.hooks._lookup import HookSetupError
+
+X = (np.arange(32, dtype=np.float32).reshape(-1, 1) / 32.0)
+Y = 2.0 * X
+BATCHES = 4  # per epoch, batch_size=8
+
+
+def make_model(layer=None):
+    keras.utils.set_random_seed(1)
+    layers = [keras.Input((1,))] + ([layer] if layer is not None else []) + [keras.layers.Dense(1)]
+    model = keras.Sequential(layers)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    return model
+
+
+class LogsRecorder(keras.callbacks.Callback):
+    """Keras' own view of each batch: the logs and the optimizer's step after it."""
+
+    def __init__(self):
+        super().__init__()
+        self.logs = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.logs.append(dict(logs, step=int(self.model.optimizer.iterations.numpy())))
+
+
+class Recorder(pyhooks.SessionRunHook):
+    def __init__(self):
+        self.calls = []
+
+    def begin(self):
+        self.calls.append("begin")
+
+    def end(self, session):
+        self.calls.append("end")
+
+    def after_error(self, session, error):
+        self.calls.append(("after_error", type(error).__name__))
+
+
+def fit(hooks, epochs=2, model=None, extra=(), **kwargs):
+    model = model or make_model()
+    keras_logs = LogsRecorder()
+    callback = pyhooks.keras_callback(hooks)
+    model.fit(X, Y, batch_size=8, epochs=epochs, verbose=0, shuffle=False,
+              callbacks=[callback, keras_logs, *extra], **kwargs)
+    return model, keras_logs.logs
+
+
+def tf2_scalars(directory, tag):
+    return [(event.step, float(tf.make_ndarray(value.tensor)))
+            for event in read_events(directory) for value in event.summary.value
+            if value.tag == tag]
+
+
+def test_is_a_keras_callback_and_public():
+    callback = pyhooks.keras_callback([])
+    assert isinstance(callback, keras.callbacks.Callback)
+    assert "keras_callback" in pyhooks.__all__ and "EagerSessionCreator" in pyhooks.__all__
+
+
+def test_lifecycle_and_fetches_from_the_logs():
+    seen = []
+
+    class Hook(Recorder):
+        def before_run(self, context):
+            return pyhooks.SessionRunArgs({"loss": "loss", "mae": "mae",
+                                           "step": context.session.graph.global_step_read()})
+
+        def after_run(self, context, values):
+            seen.append(values.results)
+
+    hook = Hook()
+    model, logs = fit([hook])
+    assert hook.calls == ["begin", "end"]
+    assert [int(v["step"]) for v in seen] == list(range(2 * BATCHES))  # the step before the batch
+    assert [float(v["loss"]) for v in seen] == pytest.approx([entry["loss"] for entry in logs])
+    assert [float(v["mae"]) for v in seen] == pytest.approx([entry["mae"] for entry in logs])
+
+
+def test_builtin_hooks_in_fit(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="pyhooks")
+    out = io.StringIO()
+    history = pyhooks.HistorySaverHook(every_n_step=3, metrics={"mae": "mae"})
+    hooks = [pyhooks.ProgressBarHook(total=8, writer=out, mode="plain"), history,
+             pyhooks.StepCounterHook(every_n_steps=2, output_dir=tmp_path / "steps"),
+             pyhooks.NanTensorHook("loss"),
+             pyhooks.LoggingTensorHook(["loss"], every_n_iter=4,
+                                       formatter=lambda v: f"logged loss={v['loss']:.5f}")]
+    _, logs = fit(hooks)
+    losses = [entry["loss"] for entry in logs]
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == f"Training 8/8 [{'=' * 38}] - ETA: 0s - loss: {losses[-1]:.2f}"
+    rows = history.history.to_dict()
+    assert rows["steps"] == [3, 6, 8]
+    assert rows["mean_losses"] == pytest.approx([losses[2], losses[5], losses[7]])
+    assert rows["total_losses"] == rows["mean_losses"]  # Keras reports no per-example loss
+    assert rows["mae"] == pytest.approx([logs[i]["mae"] for i in (2, 5, 7)])
+    assert [step for step, _ in tf2_scalars(tmp_path / "steps", "global_step/sec")] == [3, 5, 7]
+    logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("logged")]
+    assert logged == [f"logged loss={losses[i]:.5f}" for i in (0, 4)]
+
+
+def test_stop_at_step_stops_fit():
+    model, logs = fit([pyhooks.StopAtStepHook(last_step=3)], epochs=5)
+    assert len(logs) == 3 and int(model.optimizer.iterations.numpy()) == 3
+    model, logs = fit([pyhooks.StopAtStepHook(num_steps=2)], epochs=5, model=model)
+    assert int(model.optimizer.iterations.numpy()) == 5
+
+
+def test_request_stop_sets_model_stop_training():
+    count = []
+
+    def after_run(context, values):
+        count.append(1)
+        if len(count) == 2:
+            context.request_stop()
+
+    model, logs = fit([pyhooks.LambdaHook(after_run=after_run)], epochs=3)
+    assert len(logs) == 2 and model.stop_training
+
+
+def test_nan_loss_fails_fit_and_calls_after_error():
+    recorder = Recorder()
+    x = X.copy()
+    x[20] = np.nan  # third batch
+    model = make_model()
+    with pytest.raises(pyhooks.NanLossDuringTrainingError) as info:
+        model.fit(x, Y, batch_size=8, epochs=1, verbose=0, shuffle=False,
+                  callbacks=[pyhooks.keras_callback([recorder, pyhooks.NanTensorHook("loss")])])
+    assert info.value.step == 3
+    assert recorder.calls == ["begin", ("after_error", "NanLossDuringTrainingError")]
+
+
+def test_missing_output_lists_the_logs():
+    recorder = Recorder()
+    with pytest.raises(StepOutputError) as info:
+        fit([recorder, pyhooks.LoggingTensorHook({"acc": "accuracy"}, every_n_iter=1)])
+    assert str(info.value) == ("model.fit's batch logs has no output 'accuracy'; its outputs are: "
+                               "loss, mae.")
+    assert recorder.calls == ["begin", ("after_error", "StepOutputError")]
+
+
+def test_hook_error_calls_after_error_and_propagates_with_a_note():
+    recorder = Recorder()
+
+    def after_run(context, values):
+        raise ValueError("bad hook")
+
+    model = make_model()
+    with pytest.raises(ValueError, match="bad hook") as info:
+        fit([recorder, pyhooks.LambdaHook(after_run=after_run, name="bad")], model=model)
+    assert "pyhooks: raised in bad.after_run()" in info.value.__notes__
+    assert recorder.calls == ["begin", ("after_error", "ValueError")]
+    assert type(model.train_function).__name__ != "_TrainFunctionGuard"  # put back
+
+
+def test_train_step_error_calls_after_error():
+    recorder = Recorder()
+    x = X.copy()
+    x[17] = 1000.0  # third batch
+    class Check(keras.layers.Layer):
+        def call(self, inputs):
+            tf.debugging.assert_less(inputs, 100.0, message="input too large")
+            return inputs
+
+    model = make_model(Check())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="input too large"):
+        model.fit(x, Y, batch_size=8, epochs=1, verbose=0, shuffle=False,
+                  callbacks=[pyhooks.keras_callback([recorder])])
+    assert recorder.calls == ["begin", ("after_error", "InvalidArgumentError")]
+    assert type(model.train_function).__name__ != "_TrainFunctionGuard"
+
+
+def test_context_manager_reports_errors_outside_the_step():
+    recorder = Recorder()
+
+    class Failing(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            raise RuntimeError("another callback failed")
+
+    with pytest.raises(RuntimeError, match="another callback failed"):
+        with pyhooks.keras_callback([recorder]) as callback:
+            make_model().fit(X, Y, batch_size=8, epochs=1, verbose=0,
+                             callbacks=[callback, Failing()])
+    assert recorder.calls == ["begin", ("after_error", "RuntimeError")]
+
+
+def test_exhausted_dataset_ends_fit_and_calls_end():
+    recorder = Recorder()
+    out = io.StringIO()
+    # 4 batches, no repeat, of unknown length to Keras: the fifth train step hits the end
+    dataset = tf.data.Dataset.from_tensor_slices((X, Y)).batch(8).filter(lambda x, y: True)
+    bar = pyhooks.ProgressBarHook(total=6, writer=out, mode="plain")
+    model = make_model()
+    with pytest.warns(UserWarning, match="ran out of data"):
+        model.fit(dataset, epochs=1, steps_per_epoch=6, verbose=0, shuffle=False,
+                  callbacks=[pyhooks.keras_callback([recorder, bar])])
+    assert recorder.calls == ["begin", "end"]
+    assert out.getvalue().endswith("Training stopped after 4 of 6 steps: input exhausted.\n")
+
+
+def test_checkpoint_saver_with_tf_train_checkpoint(tmp_path):
+    model = make_model()
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+    hook = pyhooks.CheckpointSaverHook(tmp_path, save_steps=3, saver=checkpoint)
+    fit([hook], model=model)
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model.ckpt-8")
+    assert sorted(int(p[len("model.ckpt-"):-len(".index")]) for p in os.listdir(tmp_path)
+                  if p.endswith(".index")) == [0, 3, 6, 8]
+    fresh = make_model()
+    fresh.optimizer.build(fresh.trainable_variables)
+    tf.train.Checkpoint(model=fresh, optimizer=fresh.optimizer).restore(
+        str(tmp_path / "model.ckpt-8")).expect_partial()
+    assert int(fresh.optimizer.iterations.numpy()) == 8
+    for a, b in zip(fresh.get_weights(), model.get_weights()):
+        np.testing.assert_allclose(a, b)
+
+
+def test_summary_saver_writes_logs_with_tf_summary(tmp_path):
+    hook = pyhooks.SummarySaverHook(save_steps=4, output_dir=tmp_path, summary_op=["loss", "mae"])
+    _, logs = fit([hook])
+    assert tf2_scalars(tmp_path, "loss") == [
+        (s, pytest.approx(logs[s - 1]["loss"])) for s in (1, 5)]
+    assert [step for step, _ in tf2_scalars(tmp_path, "mae")] == [1, 5]
+
+
+@pytest.mark.parametrize("make_hook, message", [
+    (lambda d: pyhooks.ProfilerHook(save_steps=1, output_dir=d),
+     "ProfilerHook needs a TensorFlow graph session and cannot run on the keras backend"),
+    (lambda d: pyhooks.CheckpointSaverHook(d, save_steps=1),
+     "CheckpointSaverHook on the keras backend needs saver=tf.train.Checkpoint"),
+    (lambda d: pyhooks.FeedFnHook(lambda: None),
+     "FeedFnHook needs a TensorFlow graph session"),
+])
+def test_graph_only_hooks_refuse_in_begin(tmp_path, make_hook, message):
+    recorder = Recorder()
+    with pytest.raises(HookSetupError, match=re.escape(message)):
+        fit([recorder, make_hook(str(tmp_path))])
+    assert recorder.calls == ["begin", ("after_error", "HookSetupError")]
+
+
+def test_raw_session_run_of_an_output_is_refused():
+    def after_run(context, values):
+        context.session.run("loss")
+
+    with pytest.raises(RuntimeError, match="Inside model.fit Keras runs the batches"):
+        fit([pyhooks.LambdaHook(after_run=after_run)])
+
+
+def test_steps_per_execution_advances_the_global_step_by_the_batch_steps():
+    steps = []
+    hook = pyhooks.LambdaHook(
+        before_run=lambda ctx: pyhooks.SessionRunArgs(ctx.session.graph.global_step_read()),
+        after_run=lambda ctx, values: steps.append(int(values.results)))
+    model = make_model()
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", steps_per_execution=2)
+    model, logs = fit([hook, pyhooks.StopAtStepHook(last_step=6)], epochs=3, model=model)
+    assert steps == [1, 3, 5] and int(model.optimizer.iterations.numpy()) == 6  # reached - 1

@@ -68,11 +68,15 @@ def main():
         def run(self, *a, **k):
             return self.sess.run(*a, **k)
 
+        def make_callable(self, *a, **k):
+            return self.sess.make_callable(*a, **k)
+
         def close(self):
             pass
 
     with graph.as_default():
-        raw = v1.Session(graph=graph)
+        one_thread = v1.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
+        raw = v1.Session(graph=graph, config=one_thread)
         raw.run(v1.global_variables_initializer())
         # TensorFlow's runner wants a real Session from its creator: give it the raw one.
         class TfKeep(v1.train.SessionCreator):
@@ -84,6 +88,13 @@ def main():
             run = raw.run
             for _ in range(n):
                 run(fetches)
+        return loop
+
+    def callable_of(fetches):
+        def loop(n):
+            run = raw.make_callable(fetches)
+            for _ in range(n):
+                run()
         return loop
 
     def hooked(kind, hooks):
@@ -104,6 +115,7 @@ def main():
     cases = [
         ("(a)  bare Session.run(train_op)", bare(train_op)),
         ("(a') bare Session.run([train_op, loss])", bare([train_op, loss])),
+        ("     (ref.) make_callable([train_op, loss])", callable_of([train_op, loss])),
         ("(b)  tf MonitoredSession, 0 hooks", hooked("tf", [])),
         ("(c)  pyhooks MonitoredSession, 0 hooks", hooked("py", [])),
         ("(d)  tf, 10 hooks fetching the loss", hooked("tf", [FetchLoss() for _ in range(10)])),
@@ -116,12 +128,13 @@ def main():
     samples = {name: [] for name, _ in cases}
     for _ in range(opts.repeats):  # interleaved, so drift hits every case alike
         for name, loop in cases:
-            start = time.perf_counter()
+            start = time.process_time()  # CPU time: steadier than wall time on a shared machine
             loop(opts.steps)
-            samples[name].append((time.perf_counter() - start) / opts.steps * 1e6)
+            samples[name].append((time.process_time() - start) / opts.steps * 1e6)
     med = {name: statistics.median(v) for name, v in samples.items()}
     base = med["(a)  bare Session.run(train_op)"]
-    print(f"\npyhooks core benchmark: {opts.steps} steps x {opts.repeats} repeats, medians\n")
+    print(f"\npyhooks core benchmark: {opts.steps} steps x {opts.repeats} repeats (interleaved), "
+          "medians of process CPU time, 1 TF thread\n")
     print(f"| {'case':45} | {'µs/step':>8} | {'over (a)':>9} |")
     print(f"|{'-' * 47}|{'-' * 10}|{'-' * 11}|")
     for name, _ in cases:

@@ -171,3 +171,9 @@ def overridden_methods(hook) -> frozenset:
                     found.add(name)
                 break
     return frozenset(found)
+
+
+def hooks_by_method(hooks) -> dict:
+    """``{method: [the hooks that implement it, in list order]}`` for every lifecycle method."""
+    methods = [overridden_methods(h) for h in hooks]
+    return {name: [h for h, m in zip(hooks, methods) if name in m] for name in HOOK_METHODS}

@@ -41,7 +41,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from pyhooks.eager import StepGraph, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, overridden_methods
+from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.session import _call, _check_hooks, _Coordinator, _is_end_of_input
 
@@ -123,17 +123,13 @@ class HooksCallback(keras.callbacks.Callback):
     def __init__(self, hooks, global_step=None):
         super().__init__()
         self.hooks = _check_hooks(hooks)
-        methods = [overridden_methods(h) for h in self.hooks]
-
-        def using(name):
-            return [h for h, m in zip(self.hooks, methods) if name in m]
-
-        self._begin_hooks = using("begin")
-        self._after_create_hooks = using("after_create_session")
-        self._before_hooks = using("before_run")
-        self._after_hooks = using("after_run")
-        self._end_hooks = using("end")
-        self._error_hooks = using("after_error")
+        using = hooks_by_method(self.hooks)
+        self._begin_hooks = using["begin"]
+        self._after_create_hooks = using["after_create_session"]
+        self._before_hooks = using["before_run"]
+        self._after_hooks = using["after_run"]
+        self._end_hooks = using["end"]
+        self._error_hooks = using["after_error"]
         self._global_step = global_step
         self.session = None
         self._active = False

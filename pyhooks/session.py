@@ -38,7 +38,7 @@ import sys
 from time import perf_counter
 
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, overridden_methods
+from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, hooks_by_method
 
 __all__ = [
     "USE_DEFAULT",
@@ -229,16 +229,12 @@ class _MonitoredSessionBase:
 
     def __init__(self, session_creator, hooks, should_recover, stop_grace_period_secs=120):
         self._hooks = _check_hooks(hooks)
-        methods = [overridden_methods(h) for h in self._hooks]
-
-        def using(name):
-            return [h for h, m in zip(self._hooks, methods) if name in m]
-
-        self._after_create_hooks = using("after_create_session")
-        self._before_hooks = using("before_run")
-        self._after_hooks = using("after_run")
-        self._end_hooks = using("end")
-        self._error_hooks = using("after_error")
+        using = hooks_by_method(self._hooks)
+        self._after_create_hooks = using["after_create_session"]
+        self._before_hooks = using["before_run"]
+        self._after_hooks = using["after_run"]
+        self._end_hooks = using["end"]
+        self._error_hooks = using["after_error"]
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         if self._span_hooks:  # shadows the method for this runner only: others pay nothing
@@ -258,7 +254,7 @@ class _MonitoredSessionBase:
         scope = getattr(session_creator, "pyhooks_hook_scope", None)
         try:
             with scope() if scope is not None else contextlib.nullcontext():
-                for hook in using("begin"):
+                for hook in using["begin"]:
                     _call(hook, "begin")
             self._create_session()
         except BaseException as error:

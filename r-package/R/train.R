@@ -60,8 +60,7 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
     history_hook <- hook_history_saver()
     hooks <- c(hooks, list(history_hook))
   }
-  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
-  for (hook in r_hooks) reset_hook_state(hook)
+  r_hooks <- r_hooks_of(hooks)
 
   result <- run_with_hooks(
     object$train(
@@ -94,8 +93,7 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
   rlang::check_required(input_fn)
   call <- rlang::current_env()
   hooks <- as_hook_list(hooks, call = call)
-  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
-  for (hook in r_hooks) reset_hook_state(hook)
+  r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "evaluate"), list(
       input_fn = input_fn, steps = as_py_int(steps), hooks = hooks, name = name
@@ -124,8 +122,7 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   rlang::check_required(input_fn)
   call <- rlang::current_env()
   hooks <- as_hook_list(hooks, call = call)
-  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
-  for (hook in r_hooks) reset_hook_state(hook)
+  r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "predict"), list(
       input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys),
@@ -221,4 +218,11 @@ signal_interrupt <- function(what, fields) {
   )
   signalCondition(cnd)
   rlang::interrupt()
+}
+
+# The hooks written in R among `hooks`, their error state cleared for a new run.
+r_hooks_of <- function(hooks) {
+  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
+  for (hook in r_hooks) reset_hook_state(hook)
+  r_hooks
 }

@@ -35,7 +35,7 @@ $(VENV)/.python-ok: $(VENV)/.apt-ok pyproject.toml requirements.txt
 	  { echo "Python setup failed: see pip's output above"; exit 1; }
 	@touch $@
 
-$(VENV)/.r-package-ok: $(VENV)/.python-ok $(shell find r-package vignettes -type f 2>/dev/null)
+$(VENV)/.r-package-ok: $(VENV)/.python-ok $(shell find r-package/R r-package/DESCRIPTION r-package/NAMESPACE r-package/inst vignettes -type f 2>/dev/null)
 	@echo "== installing the R package"
 	@mkdir -p $(R_LIB)
 	@mkdir -p r-package/vignettes && cp vignettes/*.Rmd r-package/vignettes/

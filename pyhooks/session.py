@@ -445,16 +445,24 @@ class _MonitoredSessionBase:
             for key, plan in plans:
                 hook_results[key] = values[plan] if type(plan) is int else _rebuild(plan, values)
 
-        get = hook_results.get
         nothing = _tuple_new(SessionRunValues, (None, options, run_metadata))  # immutable: shared
-        for hook in self._after_hooks:
-            mine = get(id(hook))
-            try:
-                hook.after_run(context, nothing if mine is None else
-                               _tuple_new(SessionRunValues, (mine, options, run_metadata)))
-            except BaseException as error:
-                add_hook_note(error, hook, "after_run")
-                raise
+        if hook_results is _NO_RESULTS:
+            for hook in self._after_hooks:
+                try:
+                    hook.after_run(context, nothing)
+                except BaseException as error:
+                    add_hook_note(error, hook, "after_run")
+                    raise
+        else:
+            get = hook_results.get
+            for hook in self._after_hooks:
+                mine = get(id(hook))
+                try:
+                    hook.after_run(context, nothing if mine is None else
+                                   _tuple_new(SessionRunValues, (mine, options, run_metadata)))
+                except BaseException as error:
+                    add_hook_note(error, hook, "after_run")
+                    raise
         if context._stop_requested:
             self._stop = True
         return result

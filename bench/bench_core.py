@@ -23,6 +23,46 @@ def import_time():
     return statistics.median(runs)
 
 
+def runner_only(repeats):
+    """The runner's own cost per step, with a session that does nothing (no TensorFlow)."""
+    import pyhooks
+
+    class NullSession:
+        graph = None
+
+        def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+            return None
+
+        def close(self):
+            pass
+
+    class Creator:
+        def create_session(self):
+            return NullSession()
+
+    class Nothing(pyhooks.SessionRunHook):
+        def before_run(self, run_context):
+            return None
+
+        def after_run(self, run_context, run_values):
+            pass
+
+    def per_step(hooks, steps=20000):
+        sess = pyhooks.MonitoredSession(Creator(), hooks)
+        run = sess.run
+        samples = []
+        for _ in range(repeats):
+            start = time.process_time()
+            for _ in range(steps):
+                run("op")
+            samples.append((time.process_time() - start) / steps * 1e6)
+        return statistics.median(samples)
+
+    bare = per_step([])
+    ten = per_step([Nothing() for _ in range(10)])
+    return bare, (ten - bare) / 10
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=2000)
@@ -143,6 +183,9 @@ def main():
                        loops["(e)  pyhooks, 10 hooks fetching nothing"])
     print(f"paired medians (25 alternating pairs): (c) - (a) = {c_minus_a:+.1f} µs/step; "
           f"(e) - (c) = {e_minus_c:+.1f} µs/step = {e_minus_c / 10:+.2f} µs per hook")
+    bare, per_hook = runner_only(opts.repeats)
+    print(f"runner only (a session that does nothing): {bare:.2f} µs/step with 0 hooks, "
+          f"{per_hook:.2f} µs per hook that fetches nothing")
     print(f"`import pyhooks`: {import_time() * 1000:.1f} ms (TensorFlow not imported)")
 
 

@@ -88,21 +88,25 @@ class SummarySaverHook(SessionRunHook):
     def before_run(self, run_context):
         self._request_summary = (self._next_step is None
                                  or self._timer.should_trigger_for_step(self._next_step))
+        if not self._request_summary:
+            return None  # between writes the step is counted, nothing is fetched
         requests = {"global_step": self._global_step_tensor}
-        if self._request_summary:
-            summary_op = self._get_summary_op()
-            if summary_op is not None:
-                requests["summary"] = summary_op
+        summary_op = self._get_summary_op()
+        if summary_op is not None:
+            requests["summary"] = summary_op
         return SessionRunArgs(requests)
 
     def after_run(self, run_context, run_values):
         from tensorflow.core.util.event_pb2 import SessionLog
 
-        step = int(run_values.results["global_step"]) + 1
         if self._next_step is None or self._request_summary:
             # value + 1 may overshoot when the increment is not ordered after the
             # read; the steps that write read it back (once per save, as TensorFlow).
             step = int(run_context.session.run(self._global_step_tensor))
+        else:
+            # Between writes, count runs from the last step read back: exact in one
+            # process, and corrected at the next write if other workers move the step.
+            step = self._next_step
         if self._next_step is None and not self._eager:
             self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), step)
         if self._request_summary:

@@ -43,7 +43,8 @@ from pyhooks.eager import StepGraph, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, hooks_by_method
 from pyhooks.hooks._common import backend_scope
-from pyhooks.session import _call, _check_hooks, _Coordinator, _is_end_of_input
+from pyhooks.session import (_call, _check_hooks, _Coordinator, _is_end_of_input,
+                              call_after_error)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -236,16 +237,7 @@ class HooksCallback(keras.callbacks.Callback):
             return
         self._active = False
         self._remove_guard()
-        for hook in self._error_hooks:
-            try:
-                hook.after_error(self.session, error)
-            except BaseException as secondary:  # noqa: BLE001 - kept as a note, never lost
-                name = getattr(hook, "hook_name", None) or type(hook).__name__
-                try:
-                    error.add_note(f"pyhooks: {name}.after_error() also raised "
-                                   f"{type(secondary).__name__}: {secondary}")
-                except (AttributeError, TypeError):
-                    pass
+        call_after_error(self._error_hooks, self.session, error)
 
     # -- the train-function guard
     def _install_guard(self, model):

@@ -213,6 +213,25 @@ def _call(hook, method, *args):
         raise
 
 
+def call_after_error(hooks, session, error):
+    """``after_error(session, error)`` on every hook, in order.
+
+    An exception raised there never replaces ``error``: it is attached to it as
+    a note and in ``error.pyhooks_after_error``, and the next hook still runs.
+    """
+    for hook in hooks:
+        try:
+            hook.after_error(session, error)
+        except BaseException as secondary:  # noqa: BLE001 - kept as a note, never lost
+            name = getattr(hook, "hook_name", None) or type(hook).__name__
+            try:
+                error.add_note(f"pyhooks: {name}.after_error() also raised "
+                               f"{type(secondary).__name__}: {secondary}")
+                error.__dict__.setdefault("pyhooks_after_error", []).append(secondary)
+            except (AttributeError, TypeError):
+                pass
+
+
 def _check_hooks(hooks):
     hooks = list(hooks or [])
     for i, hook in enumerate(hooks):
@@ -296,17 +315,7 @@ class _MonitoredSessionBase:
         if self._closed:
             return
         self._closed = True
-        for hook in self._error_hooks:
-            try:
-                hook.after_error(self._sess, error)
-            except BaseException as secondary:  # noqa: BLE001 - kept as a note, never lost
-                name = getattr(hook, "hook_name", None) or type(hook).__name__
-                try:
-                    error.add_note(f"pyhooks: {name}.after_error() also raised "
-                                   f"{type(secondary).__name__}: {secondary}")
-                    error.__dict__.setdefault("pyhooks_after_error", []).append(secondary)
-                except (AttributeError, TypeError):
-                    pass
+        call_after_error(self._error_hooks, self._sess, error)
         try:
             self._close_raw()
         except Exception as secondary:  # noqa: BLE001 - the original error wins

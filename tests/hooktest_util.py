@@ -113,3 +113,19 @@ def racy_graph():
         ns.train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
             ns.loss, global_step=ns.global_step)
     return ns
+
+
+class Recorder(pyhooks.SessionRunHook):
+    """Records begin / end / after_error (and nothing per step) in ``calls``."""
+
+    def __init__(self):
+        self.calls = []
+
+    def begin(self):
+        self.calls.append("begin")
+
+    def end(self, session):
+        self.calls.append("end")
+
+    def after_error(self, session, error):
+        self.calls.append(("after_error", type(error).__name__))

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import pyhooks
-from hooktest_util import read_events
+from hooktest_util import Recorder, read_events
 from pyhooks.eager import StepOutputError
 from pyhooks.hooks._lookup import HookSetupError
 
@@ -59,20 +59,6 @@ def loop(sess, max_steps=50):
             sess.run()
             runs += 1
     return runs
-
-
-class Recorder(pyhooks.SessionRunHook):
-    def __init__(self):
-        self.calls = []
-
-    def begin(self):
-        self.calls.append("begin")
-
-    def end(self, session):
-        self.calls.append("end")
-
-    def after_error(self, session, error):
-        self.calls.append(("after_error", type(error).__name__))
 
 
 def tf2_scalars(directory, tag):

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import pyhooks
-from hooktest_util import read_events
+from hooktest_util import Recorder, read_events
 from pyhooks.eager import StepOutputError
 from pyhooks.hooks._lookup import HookSetupError
 
@@ -39,20 +39,6 @@ class LogsRecorder(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.logs.append(dict(logs, step=int(self.model.optimizer.iterations.numpy())))
-
-
-class Recorder(pyhooks.SessionRunHook):
-    def __init__(self):
-        self.calls = []
-
-    def begin(self):
-        self.calls.append("begin")
-
-    def end(self, session):
-        self.calls.append("end")
-
-    def after_error(self, session, error):
-        self.calls.append(("after_error", type(error).__name__))
 
 
 def fit(hooks, epochs=2, model=None, extra=(), **kwargs):

@@ -17,7 +17,9 @@ model.fit (``verbose=0``; Keras always adds History): no callbacks; Keras'
   itself does not count.
 
 Target: pyhooks' four hooks add at most 10 µs per step over the bare loop, and no
-more than Keras' own callbacks. Keras' progress bar goes to a StringIO too
+more than Keras' own callbacks. "over bare" is the median over repeats of the
+difference to the bare variant of the same repeat (paired: slow drifts of a
+shared machine cancel). Keras' progress bar goes to a StringIO too
 (stdout is redirected while timing).
 
 Run: .venv/bin/python bench/bench_eager.py [--steps N] [--repeats R] [--profile]
@@ -100,7 +102,7 @@ def noop_hooks(steps):
         def after_run(self, run_context, run_values):
             pass
 
-    return [Fetch(f) for f in (LOSS, [GLOBAL_STEP_READ, LOSS], GLOBAL_STEP_READ, {"loss": "loss"})]
+    return [Fetch(f) for f in (LOSS, (GLOBAL_STEP_READ, LOSS), GLOBAL_STEP_READ, "loss")]
 
 
 def keras_three(keras):
@@ -293,22 +295,28 @@ def profile(tf, keras, steps):
     pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
 
+def paired_over(samples, name, base):
+    """Median over repeats of (variant - base) in the same repeat: drifts of the machine cancel."""
+    return statistics.median(v - b for v, b in zip(samples[name], samples[base]))
+
+
 def print_table(title, samples, bases, opts):
     medians = {name: statistics.median(values) for name, values in samples.items()}
     width = max(map(len, samples))
     print(title)
     print(f"{'variant':<{width}}  {'µs/step':>8}  {'over bare':>9}  {'min..max':>15}")
-    print(f"{'':<{width}}  {'(median)':>8}")
+    print(f"{'':<{width}}  {'(median)':>8}  {'(paired)':>9}")
     for name, value in medians.items():
         base = next(b for prefix, b in bases.items() if name.startswith(prefix))
-        over = "" if name in bases.values() or name == base else f"{value - medians[base]:+.1f}"
+        over = ("" if name in bases.values() or name == base else
+                f"{paired_over(samples, name, base):+.1f}")
         spread = f"{min(samples[name]):.1f}..{max(samples[name]):.1f}"
         print(f"{name:<{width}}  {value:8.1f}  {over:>9}  {spread:>15}")
-    return medians
+    return samples
 
 
-def verdict(medians, ours, keras_own, base, label):
-    over, keras_over = medians[ours] - medians[base], medians[keras_own] - medians[base]
+def verdict(samples, ours, keras_own, base, label):
+    over, keras_over = paired_over(samples, ours, base), paired_over(samples, keras_own, base)
     target = "met" if over <= TARGET_US else "MISSED"
     versus = "no worse" if over <= keras_over else "WORSE"
     return (f"{label}: pyhooks' four hooks add {over:+.1f} µs/step (target <= {TARGET_US:.0f}: "
@@ -340,29 +348,29 @@ def main():
 
     head = (f"{opts.repeats} repeats (interleaved), process CPU time, 1 TF thread, TensorFlow "
             f"{tf.__version__}, Keras {keras.__version__}")
-    medians = print_table(
+    measured = print_table(
         f"A. end to end: tiny Keras model (Dense 4->1, batch 8), {opts.steps} steps x {head}",
         samples, {"loop": "loop: bare step()", "fit": "fit: no callbacks"}, opts)
-    print(verdict(medians, "loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor",
+    print(verdict(measured, "loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor",
                   "loop: Keras ProgbarLogger, History, TerminateOnNaN (CallbackList)",
                   "loop: bare step()", "A loop"))
-    print(verdict(medians,
+    print(verdict(measured,
                   "fit: pyhooks.keras_callback(ProgressBar, HistorySaver, StepCounter, NanTensor)",
                   "fit: Keras ProgbarLogger, TerminateOnNaN (+ History)", "fit: no callbacks",
                   "A fit"))
-    numpy_part = medians["loop: bare step() + loss.numpy()"] - medians["loop: bare step()"]
+    numpy_part = paired_over(measured, "loop: bare step() + loss.numpy()", "loop: bare step()")
     print(f"  (A loop: TensorFlow converting the loss to numpy: {numpy_part:+.1f} µs; the "
           "step-to-step spread of the TensorFlow work is far above 10 µs here: see B)")
     print()
-    medians = print_table(
+    measured = print_table(
         f"B. hook paths only (TensorFlow's step stubbed out), {opts.steps * 5} steps x {head}",
         stub_samples, {"stub loop": "stub loop: bare (a dict of the step's tensors)",
                        "stub fit": "stub fit: Keras CallbackList, no callbacks"}, opts)
-    print(verdict(medians,
+    print(verdict(measured,
                   "stub loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor",
                   "stub fit: Keras ProgbarLogger, History, TerminateOnNaN",
                   "stub loop: bare (a dict of the step's tensors)", "B loop"))
-    print(verdict(medians,
+    print(verdict(measured,
                   "stub fit: pyhooks.keras_callback(ProgressBar, HistorySaver, StepCounter, "
                   "NanTensor)", "stub fit: Keras ProgbarLogger, History, TerminateOnNaN",
                   "stub fit: Keras CallbackList, no callbacks", "B fit"))

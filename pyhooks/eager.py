@@ -101,9 +101,18 @@ STEP = _Step()  # what the runner sends in place of a None fetch (``pyhooks_step
 _NAME, _LOSS_KIND, _STEP_READ, _RUN = 1, 2, 3, 4
 _KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN}
 _kind = _KINDS.get
+_STEP_BLOCK = 1024  # global step values made as numpy scalars at once
 
 
 def _numpy(value):
+    """``value`` as numpy: an eager tensor's ``numpy()``, a float as ``np.float64``..."""
+    internal = getattr(value, "_numpy_internal", None)
+    if internal is not None:  # an EagerTensor: its numpy() without two Python layers
+        try:
+            array = internal()
+        except Exception:  # noqa: BLE001 - numpy() raises TensorFlow's own error for it
+            return value.numpy()
+        return array.copy() if type(array) is np.ndarray else array  # as numpy() does
     convert = getattr(value, "numpy", None)
     if convert is not None:
         return convert()
@@ -204,7 +213,7 @@ class _Evaluator:
     _outputs = None  # the last step's outputs: {name: value}
     _converted_for = None  # the outputs whose numpy values _converted holds
     _converted = None
-    _step_cache = (None, None)
+    _step_block = (0, np.arange(0, _STEP_BLOCK, dtype=np.int64))  # (first step, values)
     _where = "the step function"
 
     def _evaluate(self, fetches, outputs, step_before):
@@ -243,70 +252,47 @@ class _Evaluator:
 
     def _output(self, name, outputs):
         """The numpy value of output ``name``, converted once per step."""
-        if self._converted_for is not outputs:
-            self._converted_for, self._converted = outputs, {}
-        value = self._converted.get(name)
-        if value is None:
-            try:
-                raw = outputs[name]
-            except KeyError:
-                have = ", ".join(map(str, outputs)) or "nothing"
-                raise StepOutputError(f"{self._where} has no output {name!r}; its outputs are: "
-                                      f"{have}.") from None
-            value = self._converted[name] = _numpy(raw)
-        return value
-
-    def _compile(self, fetches):
-        """``evaluate(outputs, step_before)`` for one fetch structure, analysed once."""
-        values = self._values
-        if type(fetches) in _KINDS or not isinstance(fetches, (list, tuple, dict)):
-            (kind, arg), = _compile_leaves([fetches])
-            if kind == _NAME:
-                output = self._output
-                return lambda outputs, before: output(arg, outputs)
-            if kind == _STEP_READ:
-                step_value = self._step_value
-                return lambda outputs, before: step_value(before)
-            leaves = [(kind, arg)]
-            return lambda outputs, before: values(leaves, outputs, before)[0]
-        if type(fetches) is list and all(type(f) in _KINDS for f in fetches):
-            leaves = _compile_leaves(fetches)
-            return lambda outputs, before: values(leaves, outputs, before)
-        if type(fetches) is dict and all(type(f) in _KINDS for f in fetches.values()):
-            keys, leaves = list(fetches), _compile_leaves(list(fetches.values()))
-            return lambda outputs, before: dict(zip(keys, values(leaves, outputs, before)))
-        return lambda outputs, before: self._evaluate(fetches, outputs, before)
+        return self._values(((_NAME, name),), outputs, None)[0]
 
     def _step_value(self, step):
-        """``np.int64(step)``, made once per step."""
-        cached = self._step_cache
-        if cached[0] != step:
-            cached = self._step_cache = (step, np.int64(step))
-        return cached[1]
+        """``np.int64(step)``, taken from a block of steps made at once (5x cheaper per step)."""
+        base, block = self._step_block
+        index = step - base
+        if not 0 <= index < _STEP_BLOCK:
+            base, block = self._step_block = (step, np.arange(step, step + _STEP_BLOCK,
+                                                              dtype=np.int64))
+            index = 0
+        return block[index]
 
     def _values(self, leaves, outputs, step_before):
         """The values of compiled ``leaves`` (see :func:`_compile_leaves`): the hot path."""
-        values = []
-        append = values.append
-        output = self._output
         if self._converted_for is outputs:
             converted = self._converted
         else:
             converted = self._converted = {}
             self._converted_for = outputs
+        values = []
+        append = values.append
         for kind, arg in leaves:
+            if kind == _LOSS_KIND:
+                kind, arg = _NAME, "losses" if "losses" in outputs else "loss"
             if kind == _NAME:
                 value = converted.get(arg)
-                append(output(arg, outputs) if value is None else value)
+                if value is None:
+                    value = converted[arg] = _numpy(outputs[arg] if arg in outputs else
+                                                    self._missing(arg, outputs))
+                append(value)
             elif kind == _STEP_READ:
                 append(self._step_value(step_before))
-            elif kind == _LOSS_KIND:
-                append(output("losses" if "losses" in outputs else "loss", outputs))
             elif kind == _RUN:
                 append(None)
             else:
                 append(arg.numpy())
         return values
+
+    def _missing(self, name, outputs):
+        have = ", ".join(map(str, outputs)) or "nothing"
+        raise StepOutputError(f"{self._where} has no output {name!r}; its outputs are: {have}.")
 
 
 _VARIABLE = 5

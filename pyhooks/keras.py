@@ -39,19 +39,17 @@ except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError("pyhooks.keras_callback needs Keras 3 with TensorFlow: "
                       "pip install tensorflow keras") from error
 
-from pyhooks.eager import StepGraph, _Evaluator, _has_output
+from pyhooks._plans import PlanCache, StepPlan
+from pyhooks.eager import StepGraph, _compile_leaves, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, hooks_by_method
+from pyhooks.hook import SessionRunArgs, SessionRunContext, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.session import (_call, _check_hooks, _Coordinator, _is_end_of_input,
-                              call_after_error)
+                              call_after_error, call_after_run, call_before_run)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
 _CALLER_ARGS = SessionRunArgs(None)
-_NO_RESULTS = {}
-_tuple_new = tuple.__new__  # SessionRunValues without namedtuple's slow __new__
-_PLAN_CACHE_SIZE = 64
 
 
 def keras_callback(hooks, global_step=None):
@@ -136,9 +134,13 @@ class HooksCallback(keras.callbacks.Callback):
         self._active = False
         self._guard = None
         self._context = None
-        self._requests = None
         self._first_batch = 0
-        self._compiled = {}  # id(fetches) -> (fetches, evaluate(outputs, step_before))
+        positions = {id(h): i for i, h in enumerate(self._before_hooks)}
+        self._after_positions = [positions.get(id(h), len(self._before_hooks))
+                                 for h in self._after_hooks]
+        self._plans = PlanCache(self._after_positions)  # plans for the fetches of a batch
+        self._plan = None
+        self._step_hooks = bool(self._before_hooks or self._after_hooks)
 
     # -- lifetime
     def on_train_begin(self, logs=None):
@@ -150,6 +152,7 @@ class HooksCallback(keras.callbacks.Callback):
             step = getattr(step, "value", step)  # a Keras variable's tf.Variable
         graph = StepGraph(step, kind="keras")
         self.session = session = KerasSession(graph)
+        self._plans.clear()  # their evaluators belong to the last fit's session
         self._active = True
         self._install_guard(model)
         coord = _Coordinator()
@@ -167,61 +170,52 @@ class HooksCallback(keras.callbacks.Callback):
 
     def on_train_batch_begin(self, batch, logs=None):
         self._first_batch = batch
+        if not self._step_hooks:
+            return
         self._context = context = SessionRunContext(_CALLER_ARGS, self.session)
-        requests = None
-        for hook in self._before_hooks:
-            try:
-                args = hook.before_run(context)
-                if args is not None and (args.feed_dict or (
-                        args.options is not None and args.options.ByteSize())):
-                    raise ValueError("feed_dict and RunOptions have no meaning in model.fit; "
-                                     "a hook can only fetch.")
-            except BaseException as error:
+        try:
+            self._args_list = args_list = call_before_run(self._before_hooks, context)
+            self._plan = self._plans.get(None, args_list) or self._fetches_only(args_list)
+        except BaseException as error:
+            self._fail(error)
+            raise
+
+    def _fetches_only(self, args_list):
+        """The plan of hooks' args that carry feeds or options: empty ones are ignored."""
+        stripped = []
+        for hook, args in zip(self._before_hooks, args_list):
+            if args is not None and (args.feed_dict or (
+                    args.options is not None and args.options.ByteSize())):
+                error = ValueError("feed_dict and RunOptions have no meaning in model.fit; "
+                                   "a hook can only fetch.")
                 add_hook_note(error, hook, "before_run")
-                self._fail(error)
-                raise
-            if args is not None and args.fetches is not None:
-                if requests is None:
-                    requests = [(id(hook), args.fetches)]
-                else:
-                    requests.append((id(hook), args.fetches))
-        self._requests = requests
+                raise error
+            stripped.append(None if args is None else args.fetches)
+        return StepPlan(None, stripped, self._after_positions)
 
     def on_train_batch_end(self, batch, logs=None):
-        session, context, requests = self.session, self._context, self._requests
+        session, context, plan = self.session, self._context, self._plan
         session._outputs = logs = logs if logs is not None else {}  # noqa: SLF001
         reached = session.step + batch - self._first_batch + 1  # steps_per_execution > 1: more
-        results = None
-        if requests is not None:
-            try:
-                results = self._evaluate(requests, logs, reached - 1)
-            except BaseException as error:
-                self._fail(error)
-                raise
-        session.step = reached
-        get = _NO_RESULTS.get if results is None else results.get
-        for hook in self._after_hooks:
-            try:
-                hook.after_run(context, _tuple_new(SessionRunValues, (get(id(hook)), None, None)))
-            except BaseException as error:
-                add_hook_note(error, hook, "after_run")
-                self._fail(error)
-                raise
+        if not self._step_hooks:
+            session.step = reached
+            return
+        try:
+            if plan.direct:
+                values = ()
+            else:
+                if plan.call is None:
+                    leaves = _compile_leaves(plan.flat)
+                    evaluate = session._values  # noqa: SLF001
+                    plan.call = lambda outputs, before: evaluate(leaves, outputs, before)
+                values = plan.call(logs, reached - 1)
+            session.step = reached
+            call_after_run(self._after_hooks, plan.after_picks, values, context)
+        except BaseException as error:
+            self._fail(error)
+            raise
         if context._stop_requested:  # noqa: SLF001
             self.model.stop_training = True
-
-    def _evaluate(self, requests, logs, before):
-        """``{hook id: results}``; each (stable) fetch structure is analysed once."""
-        compiled = self._compiled
-        results = {}
-        for hook_id, fetches in requests:
-            entry = compiled.get(id(fetches))
-            if entry is None or entry[0] is not fetches:
-                if len(compiled) >= _PLAN_CACHE_SIZE:
-                    compiled.clear()
-                entry = compiled[id(fetches)] = (fetches, self.session._compile(fetches))  # noqa: SLF001
-            results[hook_id] = entry[1](logs, before)
-        return results
 
     def on_train_end(self, logs=None):
         if not self._active:

@@ -37,6 +37,7 @@ import logging
 import sys
 from time import perf_counter
 
+from pyhooks._plans import FetchMerger, PlanCache, rebuild
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, hooks_by_method
 
@@ -50,68 +51,10 @@ __all__ = [
 _log = logging.getLogger("pyhooks")
 
 USE_DEFAULT = object()
-_NO_RESULTS = {}
 _tuple_new = tuple.__new__  # builds SessionRunArgs/Values without namedtuple's slow __new__
+_NO_ARGS = SessionRunArgs(None)
+_NOTHING = SessionRunValues(None, None, None)
 _CALLABLE_CACHE_SIZE = 64
-
-
-# --------------------------------------------------------------------------- fetches
-# A plan says how to rebuild one requester's structure from the flat results:
-# an int is the index of a leaf; tuples describe containers.
-_LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(4)
-
-
-class _FetchMerger:
-    """Flattens several nested fetch structures into one list of unique leaves."""
-
-    __slots__ = ("flat", "_index")
-
-    def __init__(self):
-        self.flat = []
-        self._index = {}
-
-    def add(self, fetches):
-        if isinstance(fetches, (list, tuple, dict)):
-            cls = type(fetches)
-            if isinstance(fetches, dict):
-                keys = list(fetches)
-                return (_DICT, cls, keys, [self.add(fetches[k]) for k in keys])
-            plans = [self.add(item) for item in fetches]
-            if isinstance(fetches, list):
-                return (_LIST, cls, plans)
-            if hasattr(fetches, "_fields"):
-                return (_NAMEDTUPLE, cls, plans)
-            return (_TUPLE, cls, plans)
-        if fetches is None:
-            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
-        key = id(fetches)
-        index = self._index.get(key)
-        if index is None:
-            index = self._index[key] = len(self.flat)
-            self.flat.append(fetches)
-        return index
-
-
-def _rebuild(plan, values):
-    if type(plan) is int:
-        return values[plan]
-    kind = plan[0]
-    if kind == _DICT:
-        _, cls, keys, plans = plan
-        items = [(k, _rebuild(p, values)) for k, p in zip(keys, plans)]
-        try:
-            result = cls()
-        except TypeError:
-            result = {}
-        result.update(items)
-        return result
-    _, cls, plans = plan
-    items = [_rebuild(p, values) for p in plans]
-    if kind == _LIST:
-        return items if cls is list else cls(items)
-    if kind == _NAMEDTUPLE:
-        return cls(*items)
-    return tuple(items) if cls is tuple else cls(items)
 
 
 # --------------------------------------------------------------------------- feeds/options
@@ -213,6 +156,40 @@ def _call(hook, method, *args):
         raise
 
 
+def call_before_run(hooks, context):
+    """``[hook.before_run(context) for hook in hooks]``; an error names the hook."""
+    args_list = []
+    append = args_list.append
+    try:
+        for hook in hooks:
+            append(hook.before_run(context))
+    except BaseException as error:
+        add_hook_note(error, hook, "before_run")
+        raise
+    return args_list
+
+
+def call_after_run(hooks, picks, values, context, options=None, run_metadata=None):
+    """``after_run`` on every hook, each with its results: ``values`` picked by its pick.
+
+    ``picks`` are :class:`pyhooks._plans.StepPlan` picks (``None``: no results).
+    An error names the hook.
+    """
+    nothing = (_NOTHING if options is None and run_metadata is None else  # immutable: shared
+               _tuple_new(SessionRunValues, (None, options, run_metadata)))
+    try:
+        for hook, pick in zip(hooks, picks):
+            if pick is None:
+                hook.after_run(context, nothing)
+            else:
+                mine = values[pick] if type(pick) is int else pick(values)
+                hook.after_run(context, nothing if mine is None else
+                               _tuple_new(SessionRunValues, (mine, options, run_metadata)))
+    except BaseException as error:
+        add_hook_note(error, hook, "after_run")
+        raise
+
+
 def call_after_error(hooks, session, error):
     """``after_error(session, error)`` on every hook, in order.
 
@@ -255,6 +232,12 @@ class _MonitoredSessionBase:
         self._end_hooks = using["end"]
         self._error_hooks = using["after_error"]
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
+        # where each after_run hook finds its results: its before_run position, else a last
+        # slot that stays None (it fetched nothing)
+        positions = {id(h): i for i, h in enumerate(self._before_hooks)}
+        self._after_positions = [positions.get(id(h), len(self._before_hooks))
+                                 for h in self._after_hooks]
+        self._plans = PlanCache(self._after_positions)
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         if self._span_hooks:  # shadows the method for this runner only: others pay nothing
             self._hooked_run = self._span_aware_run
@@ -293,6 +276,7 @@ class _MonitoredSessionBase:
                           "Retrying.", type(error).__name__)
         self._sess = sess
         self._callables = {}
+        self._plans.clear()  # their callables belong to the old session
         self._coord = _make_coordinator(sess)
         for hook in self._after_create_hooks:
             _call(hook, "after_create_session", sess, self._coord)
@@ -395,24 +379,50 @@ class _MonitoredSessionBase:
 
     def _hooked_run(self, fetches, feed_dict, options, run_metadata):
         sess = self._sess
-        context = SessionRunContext(_tuple_new(SessionRunArgs, (fetches, feed_dict, options)), sess)
-        requests = None
+        context = SessionRunContext(
+            _NO_ARGS if fetches is None and feed_dict is None and options is None else
+            _tuple_new(SessionRunArgs, (fetches, feed_dict, options)), sess)
+        args_list = call_before_run(self._before_hooks, context)
+        caller = fetches if fetches is not None else getattr(sess, "pyhooks_step_fetch", None)
+        plan = None
+        if caller is not None and not feed_dict and options is None and run_metadata is None:
+            plan = self._plans.get(caller, args_list)
+        if plan is None:  # hooks feed or set options (or the caller does): merged afresh
+            result, values, options, run_metadata = self._merged_run(
+                fetches, feed_dict, options, run_metadata, args_list)
+            picks = self._after_positions
+        elif plan.direct:  # no hook fetches anything
+            result, values, picks = sess.run(fetches, feed_dict=feed_dict), (), plan.after_picks
+        else:
+            call = plan.call
+            values = call() if call is not None else self._plan_values(plan, sess)
+            pick = plan.caller
+            result = values[pick] if type(pick) is int else pick(values)
+            picks = plan.after_picks
+
+        call_after_run(self._after_hooks, picks, values, context, options, run_metadata)
+        if context._stop_requested:
+            self._stop = True
+        return result
+
+    def _merged_run(self, fetches, feed_dict, options, run_metadata, args_list):
+        """One step with the hooks' feeds and options merged in (no plan: they may change).
+
+        Returns:
+            ``(result, results, options, run_metadata)``: the caller's result, the
+            hooks' results by before_run position (then one ``None``) and the
+            options and metadata the step ran with.
+        """
+        sess = self._sess
+        requests = []
         hook_feeds = None
         merged_options = None
-        for hook in self._before_hooks:
-            try:
-                args = hook.before_run(context)
-            except BaseException as error:
-                add_hook_note(error, hook, "before_run")
-                raise
+        for position, args in enumerate(args_list):
             if args is None:
                 continue
-            hook_fetches, hook_feed, hook_options = args.fetches, args.feed_dict, args.options
+            hook_fetches, hook_feed, hook_options = args
             if hook_fetches is not None:
-                if requests is None:
-                    requests = [(id(hook), hook_fetches)]
-                else:
-                    requests.append((id(hook), hook_fetches))
+                requests.append((position, hook_fetches))
             if hook_feed:
                 if hook_feeds is None:
                     hook_feeds = dict(hook_feed)
@@ -433,48 +443,31 @@ class _MonitoredSessionBase:
             options = merged_options
             if run_metadata is None:
                 run_metadata = _new_run_metadata()
-
-        hook_results = _NO_RESULTS
-        if requests is None:
+        if not requests:
             result = sess.run(fetches, feed_dict=feed_dict, options=options,
                               run_metadata=run_metadata)
+            return result, [None] * (len(args_list) + 1), options, run_metadata
+        merger = FetchMerger()
+        caller_plan = merger.add(fetches if fetches is not None else
+                                 getattr(sess, "pyhooks_step_fetch", None))
+        plans = [(position, merger.add(value)) for position, value in requests]
+        if feed_dict or options is not None or run_metadata is not None:
+            values = sess.run(merger.flat, feed_dict=feed_dict, options=options,
+                              run_metadata=run_metadata)
         else:
-            merger = _FetchMerger()
-            add = merger.add
-            caller_plan = add(fetches if fetches is not None else
-                              getattr(sess, "pyhooks_step_fetch", None))
-            plans = [(key, add(value)) for key, value in requests]
-            if feed_dict or options is not None or run_metadata is not None:
-                values = sess.run(merger.flat, feed_dict=feed_dict, options=options,
-                                  run_metadata=run_metadata)
-            else:
-                values = self._run_flat(sess, merger.flat)
-            result = values[caller_plan] if type(caller_plan) is int else _rebuild(caller_plan, values)
-            hook_results = {}
-            for key, plan in plans:
-                hook_results[key] = values[plan] if type(plan) is int else _rebuild(plan, values)
+            values = self._run_flat(sess, merger.flat)
+        results = [None] * (len(args_list) + 1)
+        for position, plan in plans:
+            results[position] = rebuild(plan, values)
+        return rebuild(caller_plan, values), results, options, run_metadata
 
-        nothing = _tuple_new(SessionRunValues, (None, options, run_metadata))  # immutable: shared
-        if hook_results is _NO_RESULTS:
-            for hook in self._after_hooks:
-                try:
-                    hook.after_run(context, nothing)
-                except BaseException as error:
-                    add_hook_note(error, hook, "after_run")
-                    raise
-        else:
-            get = hook_results.get
-            for hook in self._after_hooks:
-                mine = get(id(hook))
-                try:
-                    hook.after_run(context, nothing if mine is None else
-                                   _tuple_new(SessionRunValues, (mine, options, run_metadata)))
-                except BaseException as error:
-                    add_hook_note(error, hook, "after_run")
-                    raise
-        if context._stop_requested:
-            self._stop = True
-        return result
+    def _plan_values(self, plan, sess):
+        """The flat values of ``plan``'s step; the plan keeps the callable once there is one."""
+        values = self._run_flat(sess, plan.flat)
+        entry = self._callables.get(tuple(map(id, plan.flat)))
+        if entry is not None and entry[1]:
+            plan.call = entry[1]
+        return values
 
     def _span_aware_run(self, fetches, feed_dict, options, run_metadata):
         """``_hooked_run``, timing every hook's calls when a span sink asks for it."""

@@ -11,9 +11,12 @@ from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import global_step_read
 from pyhooks.hooks._history import BASE_COLUMNS, History
 from pyhooks.hooks._lookup import find_loss, graph_element
-from pyhooks.timer import SecondOrStepTimer, check_positive
+from pyhooks.timer import check_positive
 
 __all__ = ["History", "HistorySaverHook"]
+
+_SCALARS = frozenset({float, np.float32, np.float64, np.float16})
+_sum = np.add.reduce
 
 def _number(value):
     value = np.asarray(value)
@@ -70,15 +73,15 @@ class HistorySaverHook(SessionRunHook):
     def begin(self):
         name = type(self).__name__
         self._history = History(self._metrics)
-        self._timer = SecondOrStepTimer(every_steps=self._every_n_step)
+        self._due = None  # the global step at which the next row is recorded
         self._step_tensor = global_step_read(name)
         loss = find_loss(self._loss, name, required=True)
         extra = [graph_element(v, f"metric {k!r}", name) for k, v in self._metrics.items()]
-        self._args = SessionRunArgs([self._step_tensor, loss, *extra])
+        self._args = SessionRunArgs((self._step_tensor, loss, *extra))  # a tuple: cannot change
         self._last = self._recorded = None
 
     def after_create_session(self, session, coord):
-        self._timer.update_last_triggered_step(session.run(self._step_tensor))
+        self._due = int(session.run(self._step_tensor)) + self._every_n_step
 
     def before_run(self, run_context):
         return self._args
@@ -86,17 +89,19 @@ class HistorySaverHook(SessionRunHook):
     def after_run(self, run_context, run_values):
         self._last = results = run_values.results
         step = int(results[0]) + 1
-        if self._timer.should_trigger_for_step(step):
-            self._timer.update_last_triggered_step(step)
+        if step >= self._due:
+            self._due = step + self._every_n_step
             self._record(results)
 
     def _record(self, results):
         step, loss, *extra = results
         self._recorded = results
-        loss = np.asarray(loss)
-        total = loss.sum().item()
-        row = {"mean_losses": total / max(loss.size, 1), "total_losses": total,
-               "steps": int(step) + 1}
+        if type(loss) in _SCALARS:  # a scalar loss (Keras' logs): no array work
+            total, size = float(loss), 1
+        else:
+            loss = np.asarray(loss)
+            total, size = float(_sum(loss, None)), loss.size  # loss.sum(), minus a Python layer
+        row = {"mean_losses": total / max(size, 1), "total_losses": total, "steps": int(step) + 1}
         row.update(zip(self._metrics, map(_number, extra)))
         self._history.append(row)
         if self._path is not None:

@@ -15,6 +15,7 @@ __all__ = ["NanLossWarning", "NanTensorHook"]
 
 _log = logging.getLogger("pyhooks")
 _INFINITIES = (float("inf"), float("-inf"))
+_SCALARS = frozenset({float, np.float32, np.float64, np.float16})
 
 
 class NanLossWarning(PyhooksWarning):
@@ -55,15 +56,16 @@ class NanTensorHook(SessionRunHook):
     def begin(self):
         self._global_step_tensor = global_step_read("NanTensorHook", required=False)
         self._runs = 0
-        self._args = SessionRunArgs({"loss": self._loss_tensor})
+        self._args = SessionRunArgs(self._loss_tensor)
 
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
         self._runs += 1
-        loss = run_values.results["loss"]
-        if getattr(loss, "ndim", 0) == 0 and not isinstance(loss, (list, tuple)):
+        loss = run_values.results
+        if type(loss) in _SCALARS or (getattr(loss, "ndim", 0) == 0
+                                      and not isinstance(loss, (list, tuple))):
             value = float(loss)  # a scalar, the usual case: no array work
             if value == value and not (self._fail_on_inf and value in _INFINITIES):
                 return

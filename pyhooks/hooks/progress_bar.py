@@ -101,6 +101,9 @@ class ProgressBarHook(SessionRunHook):
                 rate = (steps - self._drawn_steps) / (now - self._last_draw)
                 self._stride = max(1, int(rate * interval / 2))
             self._draw(now)
+        elif now > self._last_draw:  # not due yet: check again about halfway to the due time
+            rate = (steps - self._drawn_steps) / (now - self._last_draw)
+            self._stride = max(1, int((interval - (now - self._last_draw)) * rate / 2))
         self._next_check = steps + self._stride
 
     def _line(self, now):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import current_backend, global_step_read
@@ -53,6 +54,8 @@ class StepCounterHook(SessionRunHook):
         every_n_steps = check_positive("every_n_steps", every_n_steps, integer=True)
         every_n_secs = check_positive("every_n_secs", every_n_secs, integer=False)
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
+        self._every_n_steps = every_n_steps
+        self._due = -math.inf  # steps mode: the step from which the timer is asked again
         self._output_dir = output_dir
         self._summary_writer = summary_writer
         self._writer = summary_writer
@@ -70,6 +73,7 @@ class StepCounterHook(SessionRunHook):
         self._summary_tag = ("global_step/sec" if eager else
                              tf.compat.v1.train.get_global_step().op.name + "/sec")
         self._timer.reset()
+        self._due = -math.inf
         self._last_global_step = None
         self._args = SessionRunArgs(self._global_step_tensor)
 
@@ -79,8 +83,10 @@ class StepCounterHook(SessionRunHook):
     def after_run(self, run_context, run_values):
         stale = int(run_values.results)
         step = stale + 1
-        if self._timer.should_trigger_for_step(step):
+        if step >= self._due and self._timer.should_trigger_for_step(step):
             elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)
+            if self._every_n_steps is not None:  # no clock needed before the next one is due
+                self._due = step + self._every_n_steps
             if elapsed_secs is not None and elapsed_secs > 0:
                 self._record(elapsed_steps / elapsed_secs, step)
         if stale == self._last_global_step and self._warned < 5:

@@ -1,0 +1,275 @@
+"""Step plans: one step's fetches (the caller's and every hook's) as one flat list, analysed once.
+
+Per step the runner (and the Keras adapter) must send the caller's fetches and
+every hook's in one call, each graph element once, and hand every party back
+exactly the structure it asked for. Doing that analysis again at every step
+costs far more than the hooks themselves (tens of µs for a few hooks), while
+hooks ask for the same structures step after step. A :class:`StepPlan` is that
+analysis done once: the flat list of unique leaves, and for each party a
+*pick* (an index into the flat values, or a function rebuilding its structure).
+
+Plans are kept in a :class:`PlanCache` under the identity of the structures
+(``id()`` of each hook's ``fetches``). The plan holds those objects, so their
+ids cannot be reused by other objects while it is cached. A structure that can
+change in place (a list or dict anywhere in it) is compared item by item (by
+identity) with a snapshot taken with the plan before the plan is used; tuples
+and leaves cannot change. A hook that feeds tensors or sets
+``RunOptions`` is never planned: such steps take the general path.
+"""
+
+from __future__ import annotations
+
+from operator import is_, itemgetter
+
+__all__ = ["FetchMerger", "PlanCache", "StepPlan", "rebuild", "signature"]
+
+# A structure plan says how to rebuild one party's structure from the flat
+# values: an int is the index of a leaf; tuples describe containers.
+_LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(4)
+_CONTAINERS = (list, tuple, dict)
+_CACHE_SIZE = 64
+
+
+class FetchMerger:
+    """Flattens several nested fetch structures into one list of unique leaves."""
+
+    __slots__ = ("flat", "_index")
+
+    def __init__(self):
+        self.flat = []
+        self._index = {}
+
+    def add(self, fetches):
+        """Adds ``fetches``; returns its structure plan (an int for a single leaf)."""
+        if isinstance(fetches, _CONTAINERS):
+            cls = type(fetches)
+            if isinstance(fetches, dict):
+                keys = list(fetches)
+                return (_DICT, cls, keys, [self.add(fetches[k]) for k in keys])
+            plans = [self.add(item) for item in fetches]
+            if isinstance(fetches, list):
+                return (_LIST, cls, plans)
+            if hasattr(fetches, "_fields"):
+                return (_NAMEDTUPLE, cls, plans)
+            return (_TUPLE, cls, plans)
+        if fetches is None:
+            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+        key = id(fetches)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self.flat)
+            self.flat.append(fetches)
+        return index
+
+
+def rebuild(plan, values):
+    """The structure described by ``plan`` with the flat ``values`` in place of its leaves."""
+    if type(plan) is int:
+        return values[plan]
+    kind = plan[0]
+    if kind == _DICT:
+        _, cls, keys, plans = plan
+        items = [(k, rebuild(p, values)) for k, p in zip(keys, plans)]
+        try:
+            result = cls()
+        except TypeError:
+            result = {}
+        result.update(items)
+        return result
+    _, cls, plans = plan
+    items = [rebuild(p, values) for p in plans]
+    if kind == _LIST:
+        return items if cls is list else cls(items)
+    if kind == _NAMEDTUPLE:
+        return cls(*items)
+    return tuple(items) if cls is tuple else cls(items)
+
+
+def _picker(plan):
+    """``plan`` as a pick: the int itself, or a function of the flat values."""
+    if type(plan) is int:
+        return plan
+    kind, cls = plan[0], plan[1]
+    children = plan[3] if kind == _DICT else plan[2]
+    if children and all(type(p) is int for p in children):  # flat: itemgetter does it in C
+        if len(children) == 1:
+            index = children[0]
+            get = lambda values: (values[index],)  # noqa: E731 - itemgetter(i) gives no tuple
+        else:
+            get = itemgetter(*children)
+        if kind == _DICT and cls is dict:
+            keys = tuple(plan[2])
+            return lambda values: dict(zip(keys, get(values)))
+        if kind == _LIST and cls is list:
+            return lambda values: list(get(values))
+        if kind == _TUPLE and cls is tuple:
+            return get
+        if kind == _NAMEDTUPLE:
+            make = cls._make
+            return lambda values: make(get(values))
+    return lambda values: rebuild(plan, values)
+
+
+def signature(fetches):
+    """What a mutable structure is made of: its containers, keys and the ``id()`` of every leaf."""
+    if isinstance(fetches, dict):
+        return (type(fetches), tuple((k if type(k) is str else id(k), signature(v))
+                                     for k, v in fetches.items()))
+    if isinstance(fetches, (list, tuple)):
+        return (type(fetches), tuple(map(signature, fetches)))
+    return id(fetches)
+
+
+def _snapshots(fetches, found):
+    """Appends ``(container, its items)`` for every list and dict in ``fetches``; returns ``found``."""
+    if isinstance(fetches, dict):
+        found.append((fetches, (*fetches, *fetches.values())))
+        items = fetches.values()
+    elif isinstance(fetches, (list, tuple)):
+        if not isinstance(fetches, tuple):
+            found.append((fetches, tuple(fetches)))
+        items = fetches
+    else:
+        return found
+    for item in items:
+        if isinstance(item, _CONTAINERS):
+            _snapshots(item, found)
+    return found
+
+
+def unchanged(snapshots):
+    """True if every container still holds the very same items (compared by identity)."""
+    for container, items in snapshots:
+        if type(container) is dict or isinstance(container, dict):
+            if len(container) * 2 != len(items) or not all(
+                    map(is_, (*container, *container.values()), items)):
+                return False
+        elif len(container) != len(items) or not all(map(is_, container, items)):
+            return False
+    return True
+
+
+class StepPlan:
+    """One step's fetch analysis; see the module docstring.
+
+    Attributes:
+        flat: the unique leaves, in the order they are sent.
+        caller: the caller's pick (``None`` when the caller fetched nothing).
+        picks: one per hook given to :meth:`PlanCache.get` (``None``: no results),
+            then one that is always ``None`` (for hooks that fetch nothing).
+        after_picks: the picks in the order of the ``positions`` given to the cache.
+        checks: ``(container, items)`` snapshots of the lists and dicts in the
+            caller's and the hooks' fetches, compared before the plan is used again
+            (``fetch_checks``: the hooks' only).
+        direct: no hook fetches anything: the caller's call can go out untouched.
+        call: a function of no arguments giving the flat values (set by the user
+            of the plan, e.g. a session's ``make_callable``), or ``None``.
+    """
+
+    __slots__ = ("keep", "flat", "caller", "picks", "after_picks", "checks", "fetch_checks",
+                 "direct", "call")
+
+    def __init__(self, caller, fetches_list, positions):
+        merger = FetchMerger()
+        self.keep = (caller, fetches_list)
+        self.caller = None if caller is None else _picker(merger.add(caller))
+        picks = [None] * (len(fetches_list) + 1)
+        fetch_checks = []
+        for position, fetches in enumerate(fetches_list):
+            if fetches is not None:
+                picks[position] = _picker(merger.add(fetches))
+                _snapshots(fetches, fetch_checks)
+        self.direct = all(f is None for f in fetches_list)
+        self.flat = merger.flat
+        self.picks = picks
+        self.after_picks = [picks[p] for p in positions]
+        self.fetch_checks = fetch_checks
+        self.checks = _snapshots(caller, list(fetch_checks))  # the caller may edit its own too
+        self.call = None
+
+    def results(self, values):
+        """Every hook's results from the flat ``values`` (``None`` for no fetches)."""
+        return [None if pick is None else (values[pick] if type(pick) is int else pick(values))
+                for pick in self.picks]
+
+
+class PlanCache:
+    """Step plans keyed by the identity of the caller's fetches and the hooks' requests.
+
+    Args:
+        positions: for each party that receives results (a hook's ``after_run``),
+            its position in the lists given to :meth:`get`, or the length of those
+            lists if it asks for nothing.
+    """
+
+    __slots__ = ("_by_args", "_by_fetches", "_positions", "_last")
+
+    def __init__(self, positions=()):
+        self._by_args = {}
+        self._by_fetches = {}
+        self._positions = list(positions)
+        self._last = None  # (caller, args_list, plan) of the last call: usually the next one's
+
+    def clear(self):
+        self._by_args.clear()
+        self._by_fetches.clear()
+        self._last = None
+
+    def get(self, caller, args_list):
+        """The plan for ``caller`` (a fetch structure or None) and the hooks' ``args_list``.
+
+        ``args_list`` holds each hook's :class:`SessionRunArgs` (or ``None``).
+        Hooks usually return the same object at every step: it is the first key.
+        Hooks that make a new one per step (TensorFlow's) are found by the
+        identity of their fetches. The caller's structure is keyed by its
+        signature unless it is a leaf: a caller builds a new list at every
+        ``run([train_op, loss])``.
+
+        Returns:
+            the plan, or ``None`` if a hook feeds tensors or sets options.
+        """
+        last = self._last
+        if (last is not None and last[0] is caller and all(map(is_, args_list, last[1]))
+                and (not last[3] or unchanged(last[3]))):
+            return last[2]
+        caller_key = signature(caller) if isinstance(caller, _CONTAINERS) else id(caller)
+        key = (caller_key, *map(id, args_list))
+        entry = self._by_args.get(key)
+        if entry is not None:
+            plan = entry[0]
+            if not plan.checks or unchanged(plan.checks):
+                self._remember(caller, args_list, plan)
+                return plan
+        fetches_list = []
+        for args in args_list:
+            if args is None:
+                fetches_list.append(None)
+            elif args[1] is None and args[2] is None:  # no feeds, no options
+                fetches_list.append(args[0])
+            else:
+                return None
+        fetches_key = (caller_key, *map(id, fetches_list))
+        plan = self._by_fetches.get(fetches_key)
+        if plan is None or (plan.checks and not unchanged(plan.checks)):
+            plan = StepPlan(caller, fetches_list, self._positions)
+            _store(self._by_fetches, fetches_key, plan)
+        _store(self._by_args, key, (plan, args_list))  # holds the args: their ids stay theirs
+        self._remember(caller, args_list, plan)
+        return plan
+
+    def _remember(self, caller, args_list, plan):
+        """Makes ``plan`` the first one tried next time, for these very objects.
+
+        The plan may have been made for another caller structure with the same
+        signature: then this caller's own lists and dicts are the ones to watch.
+        """
+        checks = plan.checks
+        if caller is not plan.keep[0]:
+            checks = _snapshots(caller, list(plan.fetch_checks))
+        self._last = (caller, args_list, plan, checks)
+
+
+def _store(cache, key, value):
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = value

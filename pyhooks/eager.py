@@ -43,8 +43,9 @@ Hooks on this backend (their ``begin()`` looks things up here, see
 (``tf.summary`` writer), NanTensorHook, LoggingTensorHook, StopAtStepHook,
 GlobalStepWaiterHook, FinalOpsHook, LambdaHook and ConfigureGcsHook work;
 CheckpointSaverHook saves a ``tf.train.Checkpoint`` given as ``saver``;
-SummarySaverHook writes named outputs with ``tf.summary``; ProfilerHook and
-FeedFnHook refuse in ``begin()`` with what to use instead.
+SummarySaverHook writes named outputs with ``tf.summary``; ProfilerHook traces
+its steps with ``tf.profiler.experimental`` next to the timeline of hook calls;
+FeedFnHook refuses in ``begin()`` (feed the step function instead).
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ _STEP_BLOCK = 1024  # global step values made as numpy scalars at once
 
 def _numpy(value):
     """``value`` as numpy: an eager tensor's ``numpy()``, a float as ``np.float64``..."""
+    if type(value) is float:  # Keras' logs
+        return np.float64(value)
     internal = getattr(value, "_numpy_internal", None)
     if internal is not None:  # an EagerTensor: its numpy() without two Python layers
         try:

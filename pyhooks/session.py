@@ -172,12 +172,17 @@ def call_before_run(hooks, context):
 def call_after_run(hooks, picks, values, context, options=None, run_metadata=None):
     """``after_run`` on every hook, each with its results: ``values`` picked by its pick.
 
-    ``picks`` are :class:`pyhooks._plans.StepPlan` picks (``None``: no results).
+    ``picks`` are :class:`pyhooks._plans.StepPlan` picks (``None``: no results),
+    or ``None`` when no hook fetched anything.
     An error names the hook.
     """
     nothing = (_NOTHING if options is None and run_metadata is None else  # immutable: shared
                _tuple_new(SessionRunValues, (None, options, run_metadata)))
     try:
+        if picks is None:  # nobody fetched anything
+            for hook in hooks:
+                hook.after_run(context, nothing)
+            return
         for hook, pick in zip(hooks, picks):
             if pick is None:
                 hook.after_run(context, nothing)
@@ -383,6 +388,13 @@ class _MonitoredSessionBase:
             _NO_ARGS if fetches is None and feed_dict is None and options is None else
             _tuple_new(SessionRunArgs, (fetches, feed_dict, options)), sess)
         args_list = call_before_run(self._before_hooks, context)
+        if not any(args_list):  # no hook adds anything: the caller's call goes out untouched
+            result = sess.run(fetches, feed_dict=feed_dict, options=options,
+                              run_metadata=run_metadata)
+            call_after_run(self._after_hooks, None, (), context, options, run_metadata)
+            if context._stop_requested:
+                self._stop = True
+            return result
         caller = fetches if fetches is not None else getattr(sess, "pyhooks_step_fetch", None)
         plan = None
         if caller is not None and not feed_dict and options is None and run_metadata is None:

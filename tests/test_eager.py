@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
 import os
 import re
@@ -359,12 +360,51 @@ def test_summary_saver_with_a_scaffold_refuses_at_begin(tmp_path):
         session(Model(), [hook])
 
 
-def test_profiler_and_feed_fn_refuse_at_begin(tmp_path):
-    with pytest.raises(HookSetupError, match="ProfilerHook needs a TensorFlow graph session and "
-                                             "cannot run on the eager backend: .*tf.profiler"):
-        session(Model(), [pyhooks.ProfilerHook(save_steps=1, output_dir=str(tmp_path))])
+def test_feed_fn_refuses_at_begin():
     with pytest.raises(HookSetupError, match="FeedFnHook needs a TensorFlow graph session"):
         session(Model(), [pyhooks.FeedFnHook(lambda: None)])
+
+
+def test_profiler_traces_steps_with_tf2_profiler_next_to_hook_spans(tmp_path):
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    class Slow(pyhooks.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            sum(range(1000))
+
+    hook = pyhooks.ProfilerHook(save_steps=2, output_dir=str(tmp_path / "prof"))
+    loop(session(Model(), [pyhooks.HistorySaverHook(every_n_step=1), hook, Slow()]), max_steps=5)
+    names = sorted(os.listdir(tmp_path / "prof"))  # the timelines' steps as on a graph
+    assert names == ["profile-2", "profile-4", "timeline-2.json", "timeline-4.json"]
+    for step in (2, 4):  # TensorFlow's profile of the step, for TensorBoard
+        (run,) = os.listdir(tmp_path / "prof" / f"profile-{step}" / "plugins" / "profile")
+        (xplane,) = (tmp_path / "prof" / f"profile-{step}" / "plugins" / "profile" / run).glob(
+            "*.xplane.pb")
+        space = xplane_pb2.XSpace.FromString(xplane.read_bytes())
+        traced = {m.name for plane in space.planes for m in plane.event_metadata.values()}
+        assert any(name.startswith("AssignAddVariableOp") for name in traced)  # the step's ops
+        assert any(name.startswith("IteratorGetNext") for name in traced)
+    with open(tmp_path / "prof" / "timeline-2.json") as f:
+        events = json.load(f)["traceEvents"]
+    spans = [e for e in events if e.get("cat") == "pyhooks"]
+    assert sorted(e["name"] for e in spans) == sorted([
+        "HistorySaverHook.before_run", "ProfilerHook.before_run", "HistorySaverHook.after_run",
+        "ProfilerHook.after_run", "Slow.after_run", "MonitoredSession.run"])
+    assert all(e["ph"] == "X" and e["dur"] >= 0 and e["args"] == {"step": 2} for e in spans)
+    run = next(e for e in spans if e["name"] == "MonitoredSession.run")
+    assert all(run["ts"] <= e["ts"] and e["ts"] + e["dur"] <= run["ts"] + run["dur"]
+               for e in spans)
+
+
+def test_profiler_with_tf2_profiler_busy_still_writes_hook_spans(tmp_path, caplog):
+    tf.profiler.experimental.start(str(tmp_path / "mine"))
+    try:
+        hook = pyhooks.ProfilerHook(save_steps=2, output_dir=str(tmp_path / "prof"))
+        loop(session(Model(), [hook]), max_steps=3)
+    finally:
+        tf.profiler.experimental.stop()
+    assert sorted(os.listdir(tmp_path / "prof")) == ["timeline-2.json"]
+    assert "TensorFlow's profiler is busy" in caplog.text
 
 
 def test_final_ops_reads_variables_and_the_last_outputs_without_a_step():

@@ -8,15 +8,14 @@ import os
 import time
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import check_bool, global_step_read, require_graph
+from pyhooks.hooks._common import check_bool, current_backend, global_step_read, require_graph
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["ProfilerHook"]
 
 _log = logging.getLogger("pyhooks")
-_INSTEAD = ("it traces graph steps through RunOptions. Profile eager steps with "
-            "tf.profiler.experimental.start(logdir) / stop() (or tf.profiler.experimental.Trace), "
-            "and model.fit with keras.callbacks.TensorBoard(profile_batch=...).")
+_INSTEAD = ("in model.fit Keras runs the batches; profile them with "
+            "keras.callbacks.TensorBoard(profile_batch=...).")
 
 
 class ProfilerHook(SessionRunHook):
@@ -30,8 +29,15 @@ class ProfilerHook(SessionRunHook):
     the traced step's spans are complete. As in TensorFlow, the first step is never
     traced. Open the file in ``chrome://tracing`` or https://ui.perfetto.dev.
 
-    Graph sessions only: on the eager backend and in ``model.fit`` (no step
-    timeline to collect) ``begin()`` refuses, naming what to use instead.
+    On the eager backend (:class:`pyhooks.EagerSessionCreator`) a traced step runs
+    under TensorFlow 2's profiler instead (``tf.profiler.experimental``, started in
+    this hook's ``before_run`` and stopped in its ``after_run``): its trace goes
+    to ``output_dir/profile-<step>/plugins/profile/`` (``tensorboard --logdir
+    output_dir``, Profile tab: one run per traced step), and
+    ``timeline-<step>.json`` holds the hook spans of the step. If another
+    profiler is already running, the step is not traced by TensorFlow (a
+    warning says so) and the hook spans are still written. In ``model.fit``
+    ``begin()`` refuses, naming what to use instead.
 
     Args:
         save_steps: trace every this many steps. Exactly one of ``save_steps`` and
@@ -66,8 +72,12 @@ class ProfilerHook(SessionRunHook):
     def begin(self):
         from tensorflow.core.protobuf import config_pb2
 
-        require_graph("ProfilerHook", _INSTEAD)
+        backend = current_backend()
+        self._eager = backend is not None and backend.kind == "eager"
+        if not self._eager:
+            require_graph("ProfilerHook", _INSTEAD)
         self._step_tensor = global_step_read(type(self).__name__)
+        self._profiling = False  # eager: TensorFlow's profiler is running for this hook
         trace = config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE)
         self._plain_args = SessionRunArgs(self._step_tensor)
         self._trace_args = SessionRunArgs(self._step_tensor, options=trace)
@@ -78,6 +88,10 @@ class ProfilerHook(SessionRunHook):
     def before_run(self, run_context):
         if self._pending is not None:
             self._write()
+        if self._eager:
+            if self._tracing:
+                self._start_profiler(self._next_step)
+            return self._plain_args
         return self._trace_args if self._tracing else self._plain_args
 
     def after_run(self, run_context, run_values):
@@ -88,8 +102,12 @@ class ProfilerHook(SessionRunHook):
         if self._tracing:
             step = int(run_context.session.run(self._step_tensor))
             self._timer.update_last_triggered_step(step)
-            stats = type(run_values.run_metadata.step_stats)()
-            stats.CopyFrom(run_values.run_metadata.step_stats)
+            if self._eager:
+                self._stop_profiler()
+                stats = None
+            else:
+                stats = type(run_values.run_metadata.step_stats)()
+                stats.CopyFrom(run_values.run_metadata.step_stats)
             offset = time.time() - time.perf_counter()  # perf_counter -> epoch, as TF's ts
             self._pending = (step, stats, self.pyhooks_span_sink, offset)
         self._next_step = step + 1
@@ -97,10 +115,30 @@ class ProfilerHook(SessionRunHook):
         self.pyhooks_span_sink = [] if self._tracing else None
 
     def end(self, session):
+        self._stop_profiler()
         self._write()
 
     def after_error(self, session, error):
+        self._stop_profiler()
         self._write()
+
+    def _start_profiler(self, step):
+        import tensorflow as tf
+
+        try:  # a run of its own per step: TensorFlow names runs by the second
+            tf.profiler.experimental.start(os.path.join(self._output_dir, f"profile-{step}"))
+        except (tf.errors.AlreadyExistsError, tf.errors.UnavailableError) as error:
+            _log.warning("ProfilerHook: TensorFlow's profiler is busy (%s); this step's "
+                         "timeline holds the hook calls only.", error.message)
+        else:
+            self._profiling = True
+
+    def _stop_profiler(self):
+        if self._profiling:
+            import tensorflow as tf
+
+            self._profiling = False
+            tf.profiler.experimental.stop()
 
     def _write(self):
         if self._pending is None:
@@ -110,8 +148,9 @@ class ProfilerHook(SessionRunHook):
 
         step, stats, spans, offset = self._pending
         self._pending = None
-        trace = json.loads(timeline.Timeline(stats).generate_chrome_trace_format(
-            show_dataflow=self._show_dataflow, show_memory=self._show_memory))
+        trace = {"traceEvents": []} if stats is None else json.loads(
+            timeline.Timeline(stats).generate_chrome_trace_format(
+                show_dataflow=self._show_dataflow, show_memory=self._show_memory))
         events = trace.setdefault("traceEvents", [])
         for event in events:  # TensorFlow's metadata events have no tid
             event.setdefault("tid", 0)

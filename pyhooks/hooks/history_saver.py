@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import os
 
 import numpy as np
@@ -17,6 +18,7 @@ __all__ = ["History", "HistorySaverHook"]
 
 _SCALARS = frozenset({float, np.float32, np.float64, np.float16})
 _sum = np.add.reduce
+_SMALL = 256
 
 def _number(value):
     value = np.asarray(value)
@@ -100,7 +102,11 @@ class HistorySaverHook(SessionRunHook):
             total, size = float(loss), 1
         else:
             loss = np.asarray(loss)
-            total, size = float(_sum(loss, None)), loss.size  # loss.sum(), minus a Python layer
+            size = loss.size
+            # a batch's losses: summed exactly in Python (numpy's dispatch costs more); big ones
+            # by numpy (pairwise, in their dtype)
+            total = (math.fsum(loss.ravel().tolist()) if size <= _SMALL else
+                     float(_sum(loss, None)))
         row = {"mean_losses": total / max(size, 1), "total_losses": total, "steps": int(step) + 1}
         row.update(zip(self._metrics, map(_number, extra)))
         self._history.append(row)

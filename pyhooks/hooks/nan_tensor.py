@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from math import isfinite
 
 import numpy as np
 
@@ -14,7 +15,6 @@ from pyhooks.hooks._common import check_bool, global_step_read
 __all__ = ["NanLossWarning", "NanTensorHook"]
 
 _log = logging.getLogger("pyhooks")
-_INFINITIES = (float("inf"), float("-inf"))
 _SCALARS = frozenset({float, np.float32, np.float64, np.float16})
 
 
@@ -67,7 +67,7 @@ class NanTensorHook(SessionRunHook):
         if type(loss) in _SCALARS or (getattr(loss, "ndim", 0) == 0
                                       and not isinstance(loss, (list, tuple))):
             value = float(loss)  # a scalar, the usual case: no array work
-            if value == value and not (self._fail_on_inf and value in _INFINITIES):
+            if isfinite(value) if self._fail_on_inf else value == value:
                 return
         else:
             loss = np.asarray(loss)

@@ -81,6 +81,42 @@ def test_lifecycle_and_fetches_from_the_logs():
     assert [float(v["mae"]) for v in seen] == pytest.approx([entry["mae"] for entry in logs])
 
 
+def test_fetches_that_change_between_batches_get_their_own_results():
+    """One dict edited in place, a structure swapped for another, nothing on some batches."""
+    seen = []
+
+    class Hook(pyhooks.SessionRunHook):
+        def __init__(self):
+            self.fetches = {"loss": "loss"}
+            self.args = pyhooks.SessionRunArgs(self.fetches)
+            self.batch = 0
+
+        def before_run(self, context):
+            self.batch += 1
+            if self.batch % 4 == 0:
+                return None
+            if self.batch % 4 == 2:
+                return pyhooks.SessionRunArgs(("mae", "loss"))
+            self.fetches.clear()  # the same dict, other keys: the same SessionRunArgs object
+            self.fetches.update({"mae": "mae"} if self.batch % 4 == 3 else {"loss": "loss"})
+            return self.args
+
+        def after_run(self, context, values):
+            seen.append(values.results)
+
+    _, logs = fit([Hook()])
+    assert len(seen) == len(logs) == 2 * BATCHES
+    for batch, (results, entry) in enumerate(zip(seen, logs), start=1):
+        if batch % 4 == 0:
+            assert results is None
+        elif batch % 4 == 2:
+            assert results == pytest.approx((entry["mae"], entry["loss"]))
+        elif batch % 4 == 3:
+            assert results == {"mae": pytest.approx(entry["mae"])}
+        else:
+            assert results == {"loss": pytest.approx(entry["loss"])}
+
+
 def test_builtin_hooks_in_fit(tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="pyhooks")
     out = io.StringIO()

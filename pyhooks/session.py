@@ -391,10 +391,24 @@ class _MonitoredSessionBase:
         if not any(args_list):  # no hook adds anything: the caller's call goes out untouched
             result = sess.run(fetches, feed_dict=feed_dict, options=options,
                               run_metadata=run_metadata)
-            call_after_run(self._after_hooks, None, (), context, options, run_metadata)
-            if context._stop_requested:
-                self._stop = True
-            return result
+            values, picks = (), None
+        else:
+            result, values, picks, options, run_metadata = self._planned_run(
+                fetches, feed_dict, options, run_metadata, args_list)
+        call_after_run(self._after_hooks, picks, values, context, options, run_metadata)
+        if context._stop_requested:
+            self._stop = True
+        return result
+
+    def _planned_run(self, fetches, feed_dict, options, run_metadata, args_list):
+        """One step through its plan (see :mod:`pyhooks._plans`), else merged afresh.
+
+        Returns:
+            ``(result, values, picks, options, run_metadata)``: the caller's
+            result, the values and each after_run hook's pick of them, and the
+            options and metadata the step ran with.
+        """
+        sess = self._sess
         caller = fetches if fetches is not None else getattr(sess, "pyhooks_step_fetch", None)
         plan = None
         if caller is not None and not feed_dict and options is None and run_metadata is None:
@@ -402,20 +416,14 @@ class _MonitoredSessionBase:
         if plan is None:  # hooks feed or set options (or the caller does): merged afresh
             result, values, options, run_metadata = self._merged_run(
                 fetches, feed_dict, options, run_metadata, args_list)
-            picks = self._after_positions
-        elif plan.direct:  # no hook fetches anything
-            result, values, picks = sess.run(fetches, feed_dict=feed_dict), (), plan.after_picks
-        else:
-            call = plan.call
-            values = call() if call is not None else self._plan_values(plan, sess)
-            pick = plan.caller
-            result = values[pick] if type(pick) is int else pick(values)
-            picks = plan.after_picks
-
-        call_after_run(self._after_hooks, picks, values, context, options, run_metadata)
-        if context._stop_requested:
-            self._stop = True
-        return result
+            return result, values, self._after_positions, options, run_metadata
+        if plan.direct:  # no hook fetches anything
+            return sess.run(fetches, feed_dict=feed_dict), (), plan.after_picks, None, None
+        call = plan.call
+        values = call() if call is not None else self._plan_values(plan, sess)
+        pick = plan.caller
+        result = values[pick] if type(pick) is int else pick(values)
+        return result, values, plan.after_picks, None, None
 
     def _merged_run(self, fetches, feed_dict, options, run_metadata, args_list):
         """One step with the hooks' feeds and options merged in (no plan: they may change).

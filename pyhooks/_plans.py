@@ -187,11 +187,6 @@ class StepPlan:
         self.checks = _snapshots(caller, list(fetch_checks))  # the caller may edit its own too
         self.call = None
 
-    def results(self, values):
-        """Every hook's results from the flat ``values`` (``None`` for no fetches)."""
-        return [None if pick is None else (values[pick] if type(pick) is int else pick(values))
-                for pick in self.picks]
-
 
 class PlanCache:
     """Step plans keyed by the identity of the caller's fetches and the hooks' requests.

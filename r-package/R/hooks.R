@@ -137,7 +137,8 @@ hook_logging_tensor <- function(tensors, every_n_iter = NULL, every_n_secs = NUL
 #'
 #' @param loss_tensor The loss tensor to watch.
 #' @param fail_on_nan_loss `TRUE` to stop training with an error, `FALSE` to
-#'   log a warning and request a stop.
+#'   log a warning and request a stop (the warning is also an R warning of
+#'   class `pyhooks_python_NanLossWarning`).
 #' @param fail_on_inf Treat an infinite loss as NaN.
 #' @returns A hook (a Python `NanTensorHook`) for [train()]. (Training with
 #'   [train()] always watches the loss.)

@@ -171,9 +171,11 @@ reset_hook_state <- function(hook) {
 # turns its failure into an R condition: an error in an R callback names the
 # callback and keeps the R error as parent; an interrupt stays an interrupt;
 # any other Python error keeps its message. `partial()` gives fields (e.g.
-# the history so far) added to the condition.
+# the history so far) added to the condition. pyhooks' Python warnings raised
+# meanwhile become R warnings (first, so a failure loses none of them).
 run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), call) {
   failure <- NULL
+  capture <- py_bridge()$WarningCapture()$start()
   result <- tryCatch(expr, error = function(cnd) {
     failure <<- cnd
     NULL
@@ -181,26 +183,32 @@ run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), cal
     failure <<- cnd
     NULL
   })
+  warn_from_python(capture$stop(), call)
   if (is.null(failure)) return(result)
 
   fields <- partial()
-  states <- lapply(r_hooks, attr, "pyhooks_state")
-  failed <- Filter(function(s) !is.null(s$condition), states)
+  states <- Filter(function(s) !is.null(s$condition), lapply(r_hooks, attr, "pyhooks_state"))
   # the error that stopped training, not one raised while cleaning up after it
-  failed <- Find(function(s) !identical(s$callback, "after_error"), failed) %||%
-    if (length(failed)) failed[[1L]]
+  failed <- Find(function(s) !identical(s$callback, "after_error"), states)
+  cleanup <- Filter(function(s) identical(s$callback, "after_error"), states)
   py_info <- if (!inherits(failure, "interrupt")) python_error_info(failure)
   interrupted <- inherits(failure, "interrupt") ||
     identical(py_info$type, "KeyboardInterrupt") ||
-    (!is.null(failed) && inherits(failed$condition, "interrupt"))
+    any(vapply(states, function(s) inherits(s$condition, "interrupt"), logical(1)))
   if (interrupted) {
     signal_interrupt(what, fields)
   }
+  # an after_error callback that failed while cleaning up: said, never in place of the error
+  # (on a Python error the Python notes say it)
+  also <- vapply(cleanup, function(s) cli_escape(paste0(
+    "`after_error` of a session_run_hook() also failed: ", conditionMessage(s$condition))),
+    character(1))
+  also <- stats::setNames(also, rep("!", length(also)))
   if (!is.null(failed)) {
     callback <- failed$callback
     rlang::exec(
       cli::cli_abort,
-      c("{what} stopped by an error in {.code {callback}} of a session_run_hook()."),
+      c("{what} stopped by an error in {.code {callback}} of a session_run_hook().", also),
       parent = failed$condition,
       class = "pyhooks_callback_error",
       callback = callback,
@@ -208,7 +216,17 @@ run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), cal
       !!!fields
     )
   }
-  rlang::exec(abort_from_python, failure, call = call, !!!fields)
+  rlang::exec(abort_from_python, failure, call = call, !!!fields)  # its notes say `also`
+}
+
+# pyhooks' Python warnings of a call (e.g. NanLossWarning), as R warnings of
+# classes `pyhooks_python_<Category>` and `pyhooks_python_warning`.
+warn_from_python <- function(recorded, call) {
+  for (warning in recorded) {
+    category <- warning[[1L]]
+    rlang::warn(warning[[2L]], class = c(paste0("pyhooks_python_", category),
+                                         "pyhooks_python_warning"), call = call)
+  }
 }
 
 signal_interrupt <- function(what, fields) {

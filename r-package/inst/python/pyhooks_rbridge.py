@@ -11,6 +11,8 @@ Nothing here imports TensorFlow. Two pieces:
 * :class:`RLogHandler` forwards records of the ``pyhooks`` logger to an R
   function, so they reach the R console (knitr, Rscript, RStudio) instead of
   Python's stderr.
+* :class:`WarningCapture` collects pyhooks' warnings (``PyhooksWarning``, e.g.
+  ``NanLossWarning``) raised during a call, for R to raise as R warnings.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import warnings
 
-__all__ = ["RCallback", "RCallbackError", "RLogHandler",
+__all__ = ["RCallback", "RCallbackError", "RLogHandler", "WarningCapture",
            "call_to_r", "install_log_handler", "r_formatter", "to_r"]
 
 ARRAY_MARK = "__pyhooks_array__"
@@ -168,3 +171,36 @@ def install_log_handler(write, name="pyhooks", level=logging.INFO):
         logger.setLevel(level)
     logger.propagate = False
     return handler
+
+
+class WarningCapture:
+    """Records the warnings of one call into pyhooks; ``stop()`` returns pyhooks' own.
+
+    Other warnings are shown as Python would have shown them (never dropped).
+    """
+
+    def __init__(self):
+        self._context = warnings.catch_warnings(record=True)
+        self._log = None
+
+    def start(self):
+        self._log = self._context.__enter__()
+        warnings.simplefilter("default")  # each distinct warning once per call
+        return self
+
+    def stop(self):
+        """``[(category name, message)]`` of the ``PyhooksWarning`` s raised since ``start()``."""
+        if self._log is None:
+            return []
+        log, self._log = self._log, None
+        self._context.__exit__(None, None, None)
+        from pyhooks.errors import PyhooksWarning
+
+        ours = []
+        for record in log:
+            if issubclass(record.category, PyhooksWarning):
+                ours.append((record.category.__name__, str(record.message)))
+            else:
+                warnings.showwarning(record.message, record.category, record.filename,
+                                     record.lineno)
+        return ours

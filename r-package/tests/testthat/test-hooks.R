@@ -108,6 +108,15 @@ test_that("hook_nan_tensor() watches a loss; a non-finite loss fails training", 
                       class = "pyhooks_python_NanLossDuringTrainingError")
   expect_match(conditionMessage(err), "loss")
   expect_s3_class(err$history, "pyhooks_history")
+  # in warning mode the hook's Python warning reaches R as an R warning (the
+  # estimator's own NaN hook, always added, still fails the run)
+  warn_only <- list(hook_nan_tensor("training_loss:0", fail_on_nan_loss = FALSE))
+  expect_warning(
+    expect_error(suppressMessages(quiet_train(model, input, steps = 3, hooks = warn_only)),
+                 class = "pyhooks_python_NanLossDuringTrainingError"),
+    "Model diverged with loss = inf at step 1. Stopping training.",
+    class = "pyhooks_python_NanLossWarning", fixed = TRUE
+  )
   expect_error(hook_nan_tensor(NULL), "`loss_tensor` must be a tensor, got None")
   expect_error(hook_nan_tensor("training_loss:0", fail_on_nan_loss = "yes"), "fail_on_nan_loss")
 })

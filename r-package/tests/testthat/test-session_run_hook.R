@@ -171,7 +171,25 @@ test_that("after_error runs on failure; its own error does not hide the first on
   )
   expect_identical(err$callback, "after_run")
   expect_match(conditionMessage(err), "first failure")
+  expect_match(conditionMessage(err),
+               "`after_error` of a session_run_hook() also failed: cleanup failed too", fixed = TRUE)
   expect_match(cleaned, "first failure")
+})
+
+test_that("an after_error that fails after a Python error is said in the R error too", {
+  skip_if_no_pyhooks()
+  cleanup <- session_run_hook(after_error = function(session, error) stop("cleanup {failed}"))
+  huge <- data.frame(x = c(1, 2, 3, 4), y = c(1e30, 1e30, 1e30, 1e30))
+  model <- linear_regressor(feature_columns(column_numeric("x")), optimizer = "SGD")
+  err <- expect_error(
+    suppressMessages(quiet_train(model, input_fn(huge, features = "x", response = "y",
+                                                 batch_size = 4L), steps = 3,
+                                 hooks = list(cleanup))),
+    class = "pyhooks_python_NanLossDuringTrainingError"
+  )
+  expect_match(conditionMessage(err), "Model diverged")
+  expect_match(conditionMessage(err), "after_error() also raised RCallbackError", fixed = TRUE)
+  expect_match(conditionMessage(err), "cleanup {failed}", fixed = TRUE)
 })
 
 test_that("before_run must return session_run_args() or NULL", {

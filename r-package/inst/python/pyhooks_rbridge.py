@@ -184,8 +184,8 @@ class WarningCapture:
         self._log = None
 
     def start(self):
+        """Starts recording, under the filters in force (entering resets "once per place")."""
         self._log = self._context.__enter__()
-        warnings.simplefilter("default")  # each distinct warning once per call
         return self
 
     def stop(self):

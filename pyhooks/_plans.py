@@ -192,17 +192,22 @@ class PlanCache:
     """Step plans keyed by the identity of the caller's fetches and the hooks' requests.
 
     Args:
-        positions: for each party that receives results (a hook's ``after_run``),
-            its position in the lists given to :meth:`get`, or the length of those
-            lists if it asks for nothing.
+        before_hooks: the hooks whose ``before_run`` results are given to :meth:`get`,
+            in that order.
+        after_hooks: the hooks whose ``after_run`` receives results, in call order.
+
+    Attributes:
+        positions: for each of ``after_hooks``, its position among ``before_hooks``,
+            or ``len(before_hooks)`` (a slot that stays ``None``) if it has none.
     """
 
-    __slots__ = ("_by_args", "_by_fetches", "_positions", "_last")
+    __slots__ = ("_by_args", "_by_fetches", "positions", "_last")
 
-    def __init__(self, positions=()):
+    def __init__(self, before_hooks=(), after_hooks=()):
         self._by_args = {}
         self._by_fetches = {}
-        self._positions = list(positions)
+        where = {id(h): i for i, h in enumerate(before_hooks)}
+        self.positions = [where.get(id(h), len(before_hooks)) for h in after_hooks]
         self._last = None  # (caller, args_list, plan) of the last call: usually the next one's
 
     def clear(self):
@@ -246,7 +251,7 @@ class PlanCache:
         fetches_key = (caller_key, *map(id, fetches_list))
         plan = self._by_fetches.get(fetches_key)
         if plan is None or (plan.checks and not unchanged(plan.checks)):
-            plan = StepPlan(caller, fetches_list, self._positions)
+            plan = StepPlan(caller, fetches_list, self.positions)
             _store(self._by_fetches, fetches_key, plan)
         _store(self._by_args, key, (plan, args_list))  # holds the args: their ids stay theirs
         self._remember(caller, args_list, plan)

@@ -135,10 +135,7 @@ class HooksCallback(keras.callbacks.Callback):
         self._guard = None
         self._context = None
         self._first_batch = 0
-        positions = {id(h): i for i, h in enumerate(self._before_hooks)}
-        self._after_positions = [positions.get(id(h), len(self._before_hooks))
-                                 for h in self._after_hooks]
-        self._plans = PlanCache(self._after_positions)  # plans for the fetches of a batch
+        self._plans = PlanCache(self._before_hooks, self._after_hooks)  # a batch's fetches
         self._plan = None
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
 
@@ -191,7 +188,7 @@ class HooksCallback(keras.callbacks.Callback):
                 add_hook_note(error, hook, "before_run")
                 raise error
             stripped.append(None if args is None else args.fetches)
-        return StepPlan(None, stripped, self._after_positions)
+        return StepPlan(None, stripped, self._plans.positions)
 
     def on_train_batch_end(self, batch, logs=None):
         session, context, plan = self.session, self._context, self._plan

@@ -237,12 +237,7 @@ class _MonitoredSessionBase:
         self._end_hooks = using["end"]
         self._error_hooks = using["after_error"]
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
-        # where each after_run hook finds its results: its before_run position, else a last
-        # slot that stays None (it fetched nothing)
-        positions = {id(h): i for i, h in enumerate(self._before_hooks)}
-        self._after_positions = [positions.get(id(h), len(self._before_hooks))
-                                 for h in self._after_hooks]
-        self._plans = PlanCache(self._after_positions)
+        self._plans = PlanCache(self._before_hooks, self._after_hooks)
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         if self._span_hooks:  # shadows the method for this runner only: others pay nothing
             self._hooked_run = self._span_aware_run
@@ -416,7 +411,7 @@ class _MonitoredSessionBase:
         if plan is None:  # hooks feed or set options (or the caller does): merged afresh
             result, values, options, run_metadata = self._merged_run(
                 fetches, feed_dict, options, run_metadata, args_list)
-            return result, values, self._after_positions, options, run_metadata
+            return result, values, self._plans.positions, options, run_metadata
         if plan.direct:  # no hook fetches anything
             return sess.run(fetches, feed_dict=feed_dict), (), plan.after_picks, None, None
         call = plan.call

@@ -96,11 +96,31 @@ class _Step:
         return "<run one step>"
 
 
+class Deferred:
+    """A step output fetched as the step's own value (an eager tensor), not converted to numpy.
+
+    What pyhooks' built-in hooks fetch for values they use only now and then (a
+    progress bar redrawn a few times a second, a history row every N steps): on
+    this backend, converting a tensor is most of the cost of fetching it. The
+    hook converts the value (``np.asarray``) when it uses it. Made by
+    :meth:`StepGraph.deferred`; a user's fetches always come back as numpy.
+    """
+
+    __slots__ = ("fetch",)
+
+    def __init__(self, fetch):
+        self.fetch = fetch  # an Output or LOSS
+
+    def __repr__(self):
+        return f"<{self.fetch!r}, not converted>"
+
+
 LOSS = _Loss()
 GLOBAL_STEP_READ = _GlobalStepRead()
 STEP = _Step()  # what the runner sends in place of a None fetch (``pyhooks_step_fetch``)
-_NAME, _LOSS_KIND, _STEP_READ, _RUN = 1, 2, 3, 4
-_KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN}
+_NAME, _LOSS_KIND, _STEP_READ, _RUN, _VARIABLE, _DEFERRED = 1, 2, 3, 4, 5, 6
+_KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN,
+          Deferred: _DEFERRED}
 _kind = _KINDS.get
 _STEP_BLOCK = 1024  # global step values made as numpy scalars at once
 
@@ -198,6 +218,19 @@ class StepGraph:
         """The fetch of the global step before the step (the graph's read tensor)."""
         return GLOBAL_STEP_READ
 
+    def deferred(self, fetch):
+        """``fetch`` (a step output or the loss) as a :class:`Deferred`; anything else as is.
+
+        One object per output, so that hooks asking for the same output share one fetch.
+        """
+        if not isinstance(fetch, (Output, _Loss)):
+            return fetch
+        key = fetch.name if isinstance(fetch, Output) else None
+        made = self.__dict__.setdefault("_deferred", {})
+        if key not in made:
+            made[key] = Deferred(fetch)
+        return made[key]
+
     def element(self, value, what, hook_name):
         if isinstance(value, str):
             return Output(value[:-2] if value.endswith(":0") else value)
@@ -240,6 +273,8 @@ class _Evaluator:
             name = "losses" if "losses" in outputs else "loss"
         elif kind == _RUN:
             return None
+        elif kind == _DEFERRED:
+            return self._unconverted(_deferred_name(fetch), outputs)
         elif isinstance(fetch, (list, tuple, dict)):
             return self._evaluate(fetch, outputs, step_before)
         elif isinstance(fetch, str):
@@ -289,16 +324,91 @@ class _Evaluator:
                 append(self._step_value(step_before))
             elif kind == _RUN:
                 append(None)
+            elif kind == _DEFERRED:
+                append(self._unconverted(arg, outputs))
             else:
                 append(arg.numpy())
+        return values
+
+    def _unconverted(self, name, outputs):
+        """Output ``name`` (``None``: the loss) as the step gave it (see :class:`Deferred`)."""
+        if name is None:
+            name = "losses" if "losses" in outputs else "loss"
+        return outputs[name] if name in outputs else self._missing(name, outputs)
+
+    def _values_function(self, leaves):
+        """``lambda outputs, step_before: self._values(leaves, outputs, step_before)``, faster.
+
+        The runner's per-step path: the leaves are sorted by kind once, and eager
+        tensors are converted as their ``numpy()`` does without its Python layers.
+        """
+        from tensorflow.python.framework.ops import EagerTensor
+
+        template = [None] * len(leaves)
+        names, steps, variables = [], [], []  # (position, name); None names the loss
+        deferred = []  # (position, name): not converted
+        for position, (kind, arg) in enumerate(leaves):
+            if kind == _NAME or kind == _LOSS_KIND:
+                names.append((position, arg if kind == _NAME else None))
+            elif kind == _DEFERRED:
+                deferred.append((position, arg))
+            elif kind == _STEP_READ:
+                steps.append(position)
+            elif kind != _RUN:
+                variables.append((position, arg))
+        names, deferred = tuple(names), tuple(deferred)
+        takes_loss = any(name is None for _, name in names + deferred)
+        ndarray = np.ndarray
+        evaluator = self
+
+        def values(outputs, step_before):
+            result = template.copy()
+            loss = ("losses" if "losses" in outputs else "loss") if takes_loss else None
+            for position, name in deferred:
+                try:
+                    result[position] = outputs[name if name is not None else loss]
+                except KeyError:
+                    evaluator._missing(name if name is not None else loss, outputs)
+            if names:
+                evaluator._converted_for = outputs
+                evaluator._converted = converted = {}
+                for position, name in names:
+                    if name is None:
+                        name = loss
+                    value = converted.get(name)
+                    if value is None:
+                        try:
+                            tensor = outputs[name]
+                        except KeyError:
+                            evaluator._missing(name, outputs)
+                        if type(tensor) is EagerTensor:
+                            try:
+                                value = tensor._numpy_internal()
+                            except Exception:  # noqa: BLE001 - numpy() raises TensorFlow's error
+                                value = tensor.numpy()
+                            else:
+                                if type(value) is ndarray:
+                                    value = value.copy()  # as numpy() does
+                        else:
+                            value = _numpy(tensor)
+                        converted[name] = value
+                    result[position] = value
+            if steps:
+                base, block = evaluator._step_block
+                index = step_before - base
+                value = (block[index] if 0 <= index < _STEP_BLOCK else
+                         evaluator._step_value(step_before))
+                for position in steps:
+                    result[position] = value
+            for position, variable in variables:
+                result[position] = variable.numpy()
+            return result
         return values
 
     def _missing(self, name, outputs):
         have = ", ".join(map(str, outputs)) or "nothing"
         raise StepOutputError(f"{self._where} has no output {name!r}; its outputs are: {have}.")
 
-
-_VARIABLE = 5
 
 
 def _compile_leaves(flat):
@@ -308,6 +418,8 @@ def _compile_leaves(flat):
         kind = _kind(type(leaf))
         if kind == _NAME:
             leaves.append((kind, leaf if type(leaf) is str else leaf.name))
+        elif kind == _DEFERRED:
+            leaves.append((kind, _deferred_name(leaf)))
         elif kind is not None:
             leaves.append((kind, None))
         elif isinstance(leaf, str):
@@ -318,6 +430,12 @@ def _compile_leaves(flat):
             raise TypeError(f"cannot fetch {leaf!r} ({type(leaf).__name__}): fetch step output "
                             "names (str), variables, or nested lists/tuples/dicts of them.")
     return leaves
+
+
+def _deferred_name(fetch):
+    """The output a :class:`Deferred` names; ``None`` for the loss."""
+    inner = fetch.fetch
+    return None if type(inner) is _Loss else inner.name
 
 
 def _takes_step(leaves):
@@ -438,21 +556,26 @@ class EagerSession(_Evaluator):
         if feed_list or accept_options or type(fetches) is not list:
             raise TypeError("EagerSession.make_callable takes a flat list of fetches only.")
         leaves = _compile_leaves(fetches)
-        takes_step = _takes_step(leaves)
+        values = self._values_function(leaves)
         stepper = self._stepper
+        step = stepper.step
+
+        if not _takes_step(leaves):  # variables and the global step only: reads
+            def read():
+                if self._closed:
+                    raise RuntimeError("Attempted to use a closed EagerSession.")
+                return values(self._outputs or {}, stepper.value)
+            return read
 
         def call():
             if self._closed:
                 raise RuntimeError("Attempted to use a closed EagerSession.")
             before = stepper.value
-            if takes_step:
-                outputs = stepper.step()
-                if type(outputs) is not dict:
-                    outputs = self._wrap(outputs)
-                self._outputs = outputs
-            else:
-                outputs = self._outputs or {}
-            return self._values(leaves, outputs, before)
+            outputs = step()
+            if type(outputs) is not dict:
+                outputs = self._wrap(outputs)
+            self._outputs = outputs
+            return values(outputs, before)
         return call
 
     def _wrap(self, outputs):

@@ -202,9 +202,7 @@ class HooksCallback(keras.callbacks.Callback):
                 values = ()
             else:
                 if plan.call is None:
-                    leaves = _compile_leaves(plan.flat)
-                    evaluate = session._values  # noqa: SLF001
-                    plan.call = lambda outputs, before: evaluate(leaves, outputs, before)
+                    plan.call = session._values_function(_compile_leaves(plan.flat))  # noqa: SLF001
                 values = plan.call(logs, reached - 1)
             session.step = reached
             call_after_run(self._after_hooks, plan.after_picks, values, context)

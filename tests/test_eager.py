@@ -113,6 +113,53 @@ def test_missing_output_asked_by_a_hook_fails_the_loop():
     assert recorder.calls == ["begin", ("after_error", "StepOutputError")]
 
 
+def test_outputs_hooks_use_now_and_then_are_converted_only_when_used():
+    """ProgressBar and HistorySaver fetch the loss unconverted; every other fetch of it is numpy."""
+
+    class Spy(pyhooks.HistorySaverHook):
+        def after_run(self, run_context, run_values):
+            self.loss_types.append(type(run_values.results[1]))
+            super().after_run(run_context, run_values)
+
+    class Losses(pyhooks.SessionRunHook):  # a user's hook: the losses collection, by name
+        seen = []
+
+        def before_run(self, run_context):
+            loss = run_context.session.graph.get_collection("losses")[0]
+            return pyhooks.SessionRunArgs({"l": loss, "n": "losses"})
+
+        def after_run(self, run_context, run_values):
+            self.seen.append(run_values.results)
+
+    history, users = Spy(every_n_step=2), Losses()
+    history.loss_types = []
+    bar = pyhooks.ProgressBarHook(total=3, writer=io.StringIO(), mode="plain")
+    creator = pyhooks.EagerSessionCreator(Model().step)
+    ref = reference(3)
+    with pyhooks.MonitoredSession(creator, [history, bar, users]) as sess:
+        fetched = [sess.run("losses") for _ in range(3)]
+        graph = creator.graph
+        last = sess.raw_session().pyhooks_read(graph.deferred(graph.get_collection("losses")[0]))
+    assert history.loss_types == [type(tf.constant(1.0))] * 3  # an EagerTensor, not converted
+    for mine, theirs, expected in zip(fetched, users.seen, ref):
+        assert type(mine) is np.ndarray and np.array_equal(mine, expected["losses"])
+        assert all(type(v) is np.ndarray for v in theirs.values())
+        assert np.array_equal(theirs["l"], expected["losses"])
+    assert history.history.to_dict()["total_losses"] == pytest.approx(
+        [float(np.sum(ref[i]["losses"])) for i in (1, 2)])
+    assert bar.writer.getvalue().splitlines()[-1].endswith(
+        f"loss: {float(np.sum(ref[2]['losses'])):.2f}")
+    assert np.array_equal(np.asarray(last), ref[2]["losses"])
+
+
+def test_missing_output_asked_unconverted_by_a_hook_fails_the_loop():
+    recorder = Recorder()
+    hook = pyhooks.HistorySaverHook(metrics={"acc": "accuracy"})
+    with pytest.raises(StepOutputError, match=r"no output 'accuracy'; its outputs are: loss, "):
+        loop(session(Model(), [recorder, hook]))
+    assert recorder.calls == ["begin", ("after_error", "StepOutputError")]
+
+
 def test_feeds_and_tracing_options_are_refused():
     with pyhooks.MonitoredSession(pyhooks.EagerSessionCreator(Model().step)) as sess:
         with pytest.raises(ValueError, match="feed_dict has no meaning for an eager step"):

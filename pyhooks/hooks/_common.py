@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-__all__ = ["backend_scope", "check_bool", "current_backend", "global_step_read",
+__all__ = ["backend_scope", "check_bool", "current_backend", "deferred", "global_step_read",
            "read_values", "require_graph"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
@@ -69,6 +69,20 @@ def read_values(session, fetches):
     """
     read = getattr(session, "pyhooks_read", None)
     return session.run(fetches) if read is None else read(fetches)
+
+
+def deferred(fetch):
+    """``fetch`` for a value a hook uses only now and then; call it in ``begin()``.
+
+    On a TensorFlow graph the fetch itself (fetching is cheap there). On a
+    backend that converts every fetched value to numpy (eager, Keras: about
+    1.5 µs per tensor), a fetch whose value comes back unconverted (an eager
+    tensor; a Keras log value as it is); the hook converts it, e.g. with
+    ``np.asarray``, when it uses it.
+    """
+    backend = _backend.get()
+    make = getattr(backend, "deferred", None)
+    return fetch if make is None else make(fetch)
 
 
 def global_step_read(hook_name, required=True):

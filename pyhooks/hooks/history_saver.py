@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import global_step_read
+from pyhooks.hooks._common import deferred, global_step_read
 from pyhooks.hooks._history import BASE_COLUMNS, History
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.timer import check_positive
@@ -77,8 +77,10 @@ class HistorySaverHook(SessionRunHook):
         self._history = History(self._metrics)
         self._due = None  # the global step at which the next row is recorded
         self._step_tensor = global_step_read(name)
-        loss = find_loss(self._loss, name, required=True)
-        extra = [graph_element(v, f"metric {k!r}", name) for k, v in self._metrics.items()]
+        # the values are converted only for the rows recorded (eager, Keras: _common.deferred)
+        loss = deferred(find_loss(self._loss, name, required=True))
+        extra = [deferred(graph_element(v, f"metric {k!r}", name))
+                 for k, v in self._metrics.items()]
         self._args = SessionRunArgs((self._step_tensor, loss, *extra))  # a tuple: cannot change
         self._last = self._recorded = None
 

@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import deferred
 from pyhooks.hooks._lookup import find_loss
 from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
 from pyhooks.timer import check_positive
@@ -22,7 +23,8 @@ class ProgressBarHook(SessionRunHook):
 
     Steps are counted per run (from 0 at ``begin()``), not from the global step.
     The loss is the sum of the per-example loss, fetched with every step (the
-    runner sends a tensor several hooks ask for once).
+    runner sends a tensor several hooks ask for once; on the eager and Keras
+    backends it is converted to numpy only when a line is drawn).
     'dynamic' mode redraws one line in place; 'plain' mode (files, CI, knitr)
     writes whole lines at each 10% of ``total`` (every ``plain_interval`` seconds
     if it is unknown). A run ending before ``total`` steps gets a line saying why.
@@ -64,7 +66,8 @@ class ProgressBarHook(SessionRunHook):
 
     def begin(self):
         loss = find_loss(self._loss, type(self).__name__, required=False)
-        self._args = None if loss is None else SessionRunArgs(loss)
+        # converted only when a line is drawn (eager, Keras: see _common.deferred)
+        self._args = None if loss is None else SessionRunArgs(deferred(loss))
         self._active_mode = choose_mode(self.mode, self.writer)
         self.steps = self._drawn_steps = self._line_len = 0
         self._next_check, self._stride, self._last_draw = 1, 1, -math.inf
@@ -77,8 +80,9 @@ class ProgressBarHook(SessionRunHook):
     def before_run(self, run_context):
         self._context = run_context
         # Every step, so that a run stopped early ends on its true last loss. It
-        # costs nothing extra: HistorySaverHook fetches the same tensor, the runner
-        # sends it once, and a fetch list that stays the same runs as one callable.
+        # costs little: HistorySaverHook fetches the same tensor, the runner sends
+        # it once, a fetch list that stays the same runs as one callable, and an
+        # eager tensor is converted only when drawn.
         return self._args
 
     def after_run(self, run_context, run_values):

@@ -91,10 +91,14 @@ def noop_hooks(steps):
     """Four hooks that fetch what the four real ones fetch and do nothing with it."""
     import pyhooks
     from pyhooks.eager import GLOBAL_STEP_READ, LOSS
+    from pyhooks.hooks._common import deferred
 
     class Fetch(pyhooks.SessionRunHook):
-        def __init__(self, fetches):
-            self.args = pyhooks.SessionRunArgs(fetches)
+        def __init__(self, make):
+            self.make = make
+
+        def begin(self):  # as the real ones: the loss they use now and then unconverted
+            self.args = pyhooks.SessionRunArgs(self.make())
 
         def before_run(self, run_context):
             return self.args
@@ -102,7 +106,8 @@ def noop_hooks(steps):
         def after_run(self, run_context, run_values):
             pass
 
-    return [Fetch(f) for f in (LOSS, (GLOBAL_STEP_READ, LOSS), GLOBAL_STEP_READ, "loss")]
+    return [Fetch(lambda: deferred(LOSS)), Fetch(lambda: (GLOBAL_STEP_READ, deferred(LOSS))),
+            Fetch(lambda: GLOBAL_STEP_READ), Fetch(lambda: "loss")]
 
 
 def keras_three(keras):

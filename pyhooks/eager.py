@@ -197,6 +197,7 @@ class StepGraph:
     def __init__(self, global_step, kind="eager"):
         self.global_step = global_step
         self.kind = kind
+        self._deferred = {}  # output name (None: the loss) -> its Deferred
 
     def get_collection(self, key, scope=None):
         if key == "losses":
@@ -226,10 +227,9 @@ class StepGraph:
         if not isinstance(fetch, (Output, _Loss)):
             return fetch
         key = fetch.name if isinstance(fetch, Output) else None
-        made = self.__dict__.setdefault("_deferred", {})
-        if key not in made:
-            made[key] = Deferred(fetch)
-        return made[key]
+        if key not in self._deferred:
+            self._deferred[key] = Deferred(fetch)
+        return self._deferred[key]
 
     def element(self, value, what, hook_name):
         if isinstance(value, str):

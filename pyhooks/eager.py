@@ -314,14 +314,15 @@ class _Evaluator:
             name = "losses" if "losses" in outputs else "loss"
         return outputs[name] if name in outputs else self._missing(name, outputs)
 
-    def _values_function(self, leaves):
+    def _values_function(self, leaves, stepper=None):
         """A function ``(outputs, step_before) -> [value of each leaf]`` for compiled ``leaves``.
 
         The runner's per-step path (see :func:`_compile_leaves`): the leaves are
         sorted by kind once; eager tensors are converted as their ``numpy()``
         does, without its Python layers (what :func:`_numpy` does, inlined), and
         once per step whichever leaves name them; :class:`Deferred` leaves are
-        not converted.
+        not converted. Called without arguments (``stepper`` given: an eager
+        session's), it runs the step first and takes its outputs.
         """
         from tensorflow.python.framework.ops import EagerTensor
 
@@ -341,8 +342,17 @@ class _Evaluator:
         takes_loss = any(name is None for _, name in names + deferred)
         ndarray = np.ndarray
         evaluator = self
+        step = None if stepper is None else stepper.step
 
-        def values(outputs, step_before):
+        def values(outputs=None, step_before=None):
+            if outputs is None:  # one step of an eager session (one call less per step)
+                if evaluator._closed:
+                    raise RuntimeError("Attempted to use a closed EagerSession.")
+                step_before = stepper.value
+                outputs = step()
+                if type(outputs) is not dict:
+                    outputs = evaluator._wrap(outputs)
+                evaluator._outputs = outputs
             result = template.copy()
             loss = ("losses" if "losses" in outputs else "loss") if takes_loss else None
             for position, name in deferred:
@@ -537,27 +547,16 @@ class EagerSession(_Evaluator):
         if feed_list or accept_options or type(fetches) is not list:
             raise TypeError("EagerSession.make_callable takes a flat list of fetches only.")
         leaves = _compile_leaves(fetches)
-        values = self._values_function(leaves)
         stepper = self._stepper
-        step = stepper.step
+        values = self._values_function(leaves, stepper)
+        if _takes_step(leaves):
+            return values  # called without arguments: runs the step
 
-        if not _takes_step(leaves):  # variables and the global step only: reads
-            def read():
-                if self._closed:
-                    raise RuntimeError("Attempted to use a closed EagerSession.")
-                return values(self._outputs or {}, stepper.value)
-            return read
-
-        def call():
+        def read():  # variables and the global step only
             if self._closed:
                 raise RuntimeError("Attempted to use a closed EagerSession.")
-            before = stepper.value
-            outputs = step()
-            if type(outputs) is not dict:
-                outputs = self._wrap(outputs)
-            self._outputs = outputs
-            return values(outputs, before)
-        return call
+            return values(self._outputs or {}, stepper.value)
+        return read
 
     def _wrap(self, outputs):
         if hasattr(outputs, "keys") and hasattr(outputs, "__getitem__"):

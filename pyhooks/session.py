@@ -387,38 +387,28 @@ class _MonitoredSessionBase:
             result = sess.run(fetches, feed_dict=feed_dict, options=options,
                               run_metadata=run_metadata)
             values, picks = (), None
-        else:
-            result, values, picks, options, run_metadata = self._planned_run(
-                fetches, feed_dict, options, run_metadata, args_list)
+        else:  # through the step's plan (see pyhooks._plans), else merged afresh
+            plan = None
+            if not feed_dict and options is None and run_metadata is None:
+                caller = (fetches if fetches is not None else
+                          getattr(sess, "pyhooks_step_fetch", None))
+                if caller is not None:
+                    plan = self._plans.get(caller, args_list)
+            if plan is None:  # hooks feed or set options (or the caller does)
+                result, values, options, run_metadata = self._merged_run(
+                    fetches, feed_dict, options, run_metadata, args_list)
+                picks = self._plans.positions
+            elif plan.direct:  # no hook fetches anything
+                result, values, picks = sess.run(fetches), (), plan.after_picks
+            else:
+                call = plan.call
+                values = call() if call is not None else self._plan_values(plan, sess)
+                pick, picks = plan.caller, plan.after_picks
+                result = values[pick] if type(pick) is int else pick(values)
         call_after_run(self._after_hooks, picks, values, context, options, run_metadata)
         if context._stop_requested:
             self._stop = True
         return result
-
-    def _planned_run(self, fetches, feed_dict, options, run_metadata, args_list):
-        """One step through its plan (see :mod:`pyhooks._plans`), else merged afresh.
-
-        Returns:
-            ``(result, values, picks, options, run_metadata)``: the caller's
-            result, the values and each after_run hook's pick of them, and the
-            options and metadata the step ran with.
-        """
-        sess = self._sess
-        caller = fetches if fetches is not None else getattr(sess, "pyhooks_step_fetch", None)
-        plan = None
-        if caller is not None and not feed_dict and options is None and run_metadata is None:
-            plan = self._plans.get(caller, args_list)
-        if plan is None:  # hooks feed or set options (or the caller does): merged afresh
-            result, values, options, run_metadata = self._merged_run(
-                fetches, feed_dict, options, run_metadata, args_list)
-            return result, values, self._plans.positions, options, run_metadata
-        if plan.direct:  # no hook fetches anything
-            return sess.run(fetches, feed_dict=feed_dict), (), plan.after_picks, None, None
-        call = plan.call
-        values = call() if call is not None else self._plan_values(plan, sess)
-        pick = plan.caller
-        result = values[pick] if type(pick) is int else pick(values)
-        return result, values, plan.after_picks, None, None
 
     def _merged_run(self, fetches, feed_dict, options, run_metadata, args_list):
         """One step with the hooks' feeds and options merged in (no plan: they may change).

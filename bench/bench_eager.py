@@ -16,6 +16,9 @@ model.fit (``verbose=0``; Keras always adds History): no callbacks; Keras'
   ``(time of fit(N0 + steps) - time of fit(N0)) / steps``, so the set-up of fit
   itself does not count.
 
+The custom-loop variants of A take turns of 25 steps (the step's TensorFlow
+work drifts within seconds here); each fit and each B variant runs whole.
+
 Target: pyhooks' four hooks add at most 10 µs per step over the bare loop, and no
 more than Keras' own callbacks. "over bare" is the median over repeats of the
 difference to the bare variant of the same repeat (paired: slow drifts of a
@@ -31,6 +34,7 @@ import argparse
 import contextlib
 import gc
 import io
+import itertools
 import os
 import statistics
 import time
@@ -40,6 +44,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 TARGET_US = 10.0
 CLOCK = time.process_time  # steadier than wall time on a shared machine; counts TF's threads
 FIT_BASE_STEPS = 100
+LOOP_TURN = 25  # steps each custom-loop variant runs before the next one's turn (A)
 
 
 def setup_tf():
@@ -119,15 +124,24 @@ def keras_three(keras):
 def loop_variants(tf, keras):
     import pyhooks
 
+    # each make(steps) gives run(n): the next n of its steps (see time_loops)
     def bare(steps):
         _, step = make_step(tf, keras)
         step()
-        return lambda: [step() for _ in range(steps)]
+
+        def run(n):
+            for _ in range(n):
+                step()
+        return run
 
     def bare_numpy(steps):
         _, step = make_step(tf, keras)
         step()
-        return lambda: [step()["loss"].numpy() for _ in range(steps)]
+
+        def run(n):
+            for _ in range(n):
+                step()["loss"].numpy()
+        return run
 
     def monitored(hooks):
         def make(steps):
@@ -137,10 +151,9 @@ def loop_variants(tf, keras):
             sess.run()
             sess.run()  # the second step traces the wrapper that keeps the global step
 
-            def run():
-                for _ in range(steps):
+            def run(n):
+                for _ in range(n):
                     sess.run()
-                sess.close()
             return run
         return make
 
@@ -151,9 +164,11 @@ def loop_variants(tf, keras):
         callbacks.on_train_begin()
         callbacks.on_epoch_begin(0)
         step()
+        batches = itertools.count()
 
-        def run():
-            for i in range(steps):
+        def run(n):
+            for _ in range(n):
+                i = next(batches)
                 callbacks.on_train_batch_begin(i)
                 outputs = step()
                 callbacks.on_train_batch_end(i, {"loss": outputs["loss"]})
@@ -265,6 +280,27 @@ def stub_variants(tf, keras):
     }
 
 
+def time_loops(makes, steps, chunk=LOOP_TURN):
+    """µs/step of each custom-loop variant, the variants taking turns of ``chunk`` steps.
+
+    TensorFlow's step drifts by hundreds of µs within seconds on a shared
+    machine; in turns of a few dozen steps every variant meets the same drift.
+    The order of the turn rotates, so no variant always follows the same one.
+    """
+    runs = {name: make(steps) for name, make in makes.items()}
+    spent = dict.fromkeys(runs, 0.0)
+    names, turns = list(runs), max(1, steps // chunk)
+    gc.collect()
+    with contextlib.redirect_stdout(io.StringIO()):
+        for turn in range(turns):
+            shift = turn % len(names)
+            for name in names[shift:] + names[:shift]:
+                start = CLOCK()
+                runs[name](chunk)
+                spent[name] += CLOCK() - start
+    return {name: value / (turns * chunk) * 1e6 for name, value in spent.items()}
+
+
 def time_loop(make, steps):
     run = make(steps)
     gc.collect()
@@ -295,7 +331,7 @@ def profile(tf, keras, steps):
         "loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor"](steps)
     profiler = cProfile.Profile()
     profiler.enable()
-    run()
+    run(steps)
     profiler.disable()
     pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
@@ -344,8 +380,8 @@ def main():
     samples = {name: [] for name in (*loops, *fits)}
     stub_samples = {name: [] for name in stubs}
     for _ in range(opts.repeats):  # interleaved: every variant once per repeat
-        for name, make in loops.items():
-            samples[name].append(time_loop(make, opts.steps))
+        for name, value in time_loops(loops, opts.steps).items():
+            samples[name].append(value)
         for name, make in fits.items():
             samples[name].append(time_fit(make, opts.steps))
         for name, make in stubs.items():

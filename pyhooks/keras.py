@@ -45,7 +45,7 @@ from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, SessionRunContext, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.session import (_call, _check_hooks, _Coordinator, _is_end_of_input,
-                              call_after_error, call_after_run, call_before_run)
+                              after_run_caller, before_run_caller, call_after_error)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -136,6 +136,8 @@ class HooksCallback(keras.callbacks.Callback):
         self._context = None
         self._first_batch = 0
         self._plans = PlanCache(self._before_hooks, self._after_hooks)  # a batch's fetches
+        self._call_before = before_run_caller(self._before_hooks)
+        self._call_after = after_run_caller(self._after_hooks)
         self._plan = None
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
 
@@ -171,7 +173,7 @@ class HooksCallback(keras.callbacks.Callback):
             return
         self._context = context = SessionRunContext(_CALLER_ARGS, self.session)
         try:
-            self._args_list = args_list = call_before_run(self._before_hooks, context)
+            args_list = self._call_before(context)
             self._plan = self._plans.get(None, args_list) or self._fetches_only(args_list)
         except BaseException as error:
             self._fail(error)
@@ -205,7 +207,7 @@ class HooksCallback(keras.callbacks.Callback):
                     plan.call = session._values_function(_compile_leaves(plan.flat))  # noqa: SLF001
                 values = plan.call(logs, reached - 1)
             session.step = reached
-            call_after_run(self._after_hooks, plan.after_picks, values, context)
+            self._call_after(plan.after_picks, values, context)
         except BaseException as error:
             self._fail(error)
             raise

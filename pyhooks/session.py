@@ -33,8 +33,10 @@ sessions whose ``run(None)`` runs a step; its value in the results is ``None``).
 from __future__ import annotations
 
 import contextlib
+import linecache
 import logging
 import sys
+from functools import partial
 from time import perf_counter
 
 from pyhooks._plans import FetchMerger, PlanCache, rebuild
@@ -195,6 +197,72 @@ def call_after_run(hooks, picks, values, context, options=None, run_metadata=Non
         raise
 
 
+# Unrolled hook calls. A call site that always meets the same hook class is
+# specialised by CPython (3.11+); one loop calling four hook classes is not, and
+# costs about twice as much per call. So a runner calls its fixed list of hooks
+# through a function generated for that list: one call site per hook.
+_UNROLL_LIMIT = 32  # hooks; longer lists use the loops above
+
+
+def before_run_caller(hooks):
+    """``lambda context: call_before_run(hooks, context)``, one call site per hook."""
+    hooks = tuple(hooks)
+    if not hooks or len(hooks) > _UNROLL_LIMIT:
+        return partial(call_before_run, hooks)
+    lines = ["def before_run(context):", "    i = 0", "    try:"]
+    for k in range(len(hooks)):
+        lines += [f"        i = {k}", f"        r{k} = h{k}.before_run(context)"]
+    lines += ["    except BaseException as error:",
+              "        add_hook_note(error, hooks[i], 'before_run')",
+              "        raise",
+              f"    return [{', '.join(f'r{k}' for k in range(len(hooks)))}]"]
+    return _generate(lines, "before_run", hooks, {})
+
+
+def after_run_caller(hooks):
+    """``partial(call_after_run, hooks)``, one call site per hook."""
+    hooks = tuple(hooks)
+    if not hooks or len(hooks) > _UNROLL_LIMIT:
+        return partial(call_after_run, hooks)
+    lines = ["def after_run(picks, values, context, options=None, run_metadata=None):",
+             "    nothing = (NOTHING if options is None and run_metadata is None else",
+             "               new(Values, (None, options, run_metadata)))",
+             "    if picks is None:",
+             "        picks = NO_PICKS",
+             "    i = 0",
+             "    try:"]
+    for k in range(len(hooks)):
+        lines += [f"        i = {k}",
+                  f"        pick = picks[{k}]",
+                  "        if pick is None:",
+                  "            mine = nothing",
+                  "        else:",
+                  "            mine = values[pick] if type(pick) is int else pick(values)",
+                  "            mine = (nothing if mine is None else",
+                  "                    new(Values, (mine, options, run_metadata)))",
+                  f"        h{k}.after_run(context, mine)"]
+    lines += ["    except BaseException as error:",
+              "        add_hook_note(error, hooks[i], 'after_run')",
+              "        raise"]
+    return _generate(lines, "after_run", hooks, {
+        "NOTHING": _NOTHING, "new": _tuple_new, "Values": SessionRunValues,
+        "NO_PICKS": (None,) * len(hooks)})
+
+
+def _generate(lines, name, hooks, names):
+    """The function ``name`` defined by ``lines``, ``h<k>`` being ``hooks[k]``.
+
+    Its source goes into ``linecache``, so tracebacks through it show its lines.
+    """
+    namespace = {f"h{k}": hook for k, hook in enumerate(hooks)}
+    namespace.update(names, hooks=hooks, add_hook_note=add_hook_note)
+    source = "\n".join(lines) + "\n"
+    filename = f"<pyhooks {name} of {len(hooks)} hooks {id(namespace):x}>"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own source
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return namespace[name]
+
+
 def call_after_error(hooks, session, error):
     """``after_error(session, error)`` on every hook, in order.
 
@@ -238,6 +306,8 @@ class _MonitoredSessionBase:
         self._error_hooks = using["after_error"]
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
         self._plans = PlanCache(self._before_hooks, self._after_hooks)
+        self._call_before = before_run_caller(self._before_hooks)
+        self._call_after = after_run_caller(self._after_hooks)
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         if self._span_hooks:  # shadows the method for this runner only: others pay nothing
             self._hooked_run = self._span_aware_run
@@ -382,7 +452,7 @@ class _MonitoredSessionBase:
         context = SessionRunContext(
             _NO_ARGS if fetches is None and feed_dict is None and options is None else
             _tuple_new(SessionRunArgs, (fetches, feed_dict, options)), sess)
-        args_list = call_before_run(self._before_hooks, context)
+        args_list = self._call_before(context)
         if not any(args_list):  # no hook adds anything: the caller's call goes out untouched
             result = sess.run(fetches, feed_dict=feed_dict, options=options,
                               run_metadata=run_metadata)
@@ -405,7 +475,7 @@ class _MonitoredSessionBase:
                 values = call() if call is not None else self._plan_values(plan, sess)
                 pick, picks = plan.caller, plan.after_picks
                 result = values[pick] if type(pick) is int else pick(values)
-        call_after_run(self._after_hooks, picks, values, context, options, run_metadata)
+        self._call_after(picks, values, context, options, run_metadata)
         if context._stop_requested:
             self._stop = True
         return result
@@ -483,18 +553,19 @@ class _MonitoredSessionBase:
                                                      run_metadata)
         if self._timed is None:
             proxies = {id(h): _TimedHook(h) for h in self._hooks}
-            self._timed = ([proxies[id(h)] for h in self._before_hooks],
-                           [proxies[id(h)] for h in self._after_hooks], list(proxies.values()))
+            self._timed = (before_run_caller([proxies[id(h)] for h in self._before_hooks]),
+                           after_run_caller([proxies[id(h)] for h in self._after_hooks]),
+                           list(proxies.values()))
         for proxy in self._timed[2]:
             proxy.sinks = sinks
-        plain = self._before_hooks, self._after_hooks
-        self._before_hooks, self._after_hooks = self._timed[0], self._timed[1]
+        plain = self._call_before, self._call_after
+        self._call_before, self._call_after = self._timed[0], self._timed[1]
         start = perf_counter()
         try:
             return _MonitoredSessionBase._hooked_run(self, fetches, feed_dict, options,
                                                      run_metadata)
         finally:
-            self._before_hooks, self._after_hooks = plain
+            self._call_before, self._call_after = plain
             span = ("MonitoredSession", "run", start, perf_counter())
             for sink in sinks:
                 sink.append(span)

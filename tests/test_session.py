@@ -174,6 +174,33 @@ def test_hook_exception_keeps_type_and_names_hook_and_method(method):
     assert "end" not in methods(log, "other")
 
 
+@pytest.mark.parametrize("count", [3, 40])  # calls unrolled per hook, and the plain loops
+@pytest.mark.parametrize("method", ["before_run", "after_run"])
+def test_every_hook_gets_its_own_results_and_an_error_names_its_hook(count, method):
+    log = []
+    hooks = [RecordingHook(f"h{i}", log, fetches=[FakeTensor(f"t{i}")] if i % 2 else None)
+             for i in range(count)]
+    with MonitoredSession(FakeCreator(), hooks) as sess:
+        assert sess.run(FakeTensor("x")) == "x@0"
+        assert sess.run(FakeTensor("x")) == "x@1"
+    for i, hook in enumerate(hooks):
+        assert hook.results == ([[f"t{i}@0"], [f"t{i}@1"]] if i % 2 else [None, None])
+    bad = count // 2
+
+    class Named(RecordingHook):
+        hook_name = "TheBadOne"
+
+    log.clear()
+    hooks[bad] = Named(f"h{bad}", log, raise_in=method)
+    with pytest.raises(ValueError) as info:
+        with MonitoredSession(FakeCreator(), hooks) as sess:
+            sess.run(FakeTensor("x"))
+    assert info.value.__notes__ == [f"pyhooks: raised in TheBadOne.{method}()"]
+    called = [name for name, what, *_ in log if what == method]
+    assert called == [f"h{i}" for i in range(bad + 1)]  # the hooks after it were not called
+    assert ("h0", "after_error", "ValueError") in log
+
+
 def test_exception_in_end_propagates_with_note_and_closes():
     log = []
     creator = FakeCreator()

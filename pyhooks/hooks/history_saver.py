@@ -20,8 +20,19 @@ _SCALARS = frozenset({float, np.float32, np.float64, np.float16})
 _sum = np.add.reduce
 _SMALL = 256
 
+def _as_array(value):
+    """``np.asarray(value)`` for reading; an eager tensor's own buffer, without TF's Python layers."""
+    internal = getattr(value, "_numpy_internal", None)  # an EagerTensor (a deferred fetch)
+    if internal is not None:
+        try:
+            return np.asarray(internal())
+        except Exception:  # noqa: BLE001 - np.asarray below raises TensorFlow's own error
+            pass
+    return np.asarray(value)
+
+
 def _number(value):
-    value = np.asarray(value)
+    value = _as_array(value)
     return (value.item() if value.size == 1 else value.mean().item())
 
 
@@ -98,19 +109,20 @@ class HistorySaverHook(SessionRunHook):
             self._record(results)
 
     def _record(self, results):
-        step, loss, *extra = results
+        step, loss = results[0], results[1]
         self._recorded = results
         if type(loss) in _SCALARS:  # a scalar loss (Keras' logs): no array work
             total, size = float(loss), 1
         else:
-            loss = np.asarray(loss)
+            loss = _as_array(loss)
             size = loss.size
             # a batch's losses: summed exactly in Python (numpy's dispatch costs more); big ones
             # by numpy (pairwise, in their dtype)
             total = (math.fsum(loss.ravel().tolist()) if size <= _SMALL else
                      float(_sum(loss, None)))
         row = {"mean_losses": total / max(size, 1), "total_losses": total, "steps": int(step) + 1}
-        row.update(zip(self._metrics, map(_number, extra)))
+        if self._metrics:
+            row.update(zip(self._metrics, map(_number, results[2:])))
         self._history.append(row)
         if self._path is not None:
             if self._file is None:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyhooks._codegen import make_function
 from pyhooks.errors import PyhooksError
 from pyhooks.hooks._common import backend_scope
 
@@ -317,84 +318,79 @@ class _Evaluator:
     def _values_function(self, leaves, stepper=None):
         """A function ``(outputs, step_before) -> [value of each leaf]`` for compiled ``leaves``.
 
-        The runner's per-step path (see :func:`_compile_leaves`): the leaves are
-        sorted by kind once; eager tensors are converted as their ``numpy()``
-        does, without its Python layers (what :func:`_numpy` does, inlined), and
-        once per step whichever leaves name them; :class:`Deferred` leaves are
-        not converted. Called without arguments (``stepper`` given: an eager
-        session's), it runs the step first and takes its outputs.
+        The runner's per-step path (see :func:`_compile_leaves`), generated as
+        straight-line code for these leaves (:mod:`pyhooks._codegen`). Eager
+        tensors are converted as their ``numpy()`` does, without its Python
+        layers (what :func:`_numpy` does, inlined), once per step whichever
+        leaves name them; :class:`Deferred` leaves are not converted; the
+        global step comes from the step block. Called without arguments
+        (``stepper`` given: an eager session's), it runs the step first and
+        takes its outputs.
         """
         from tensorflow.python.framework.ops import EagerTensor
 
-        template = [None] * len(leaves)
-        names, steps, variables = [], [], []  # (position, name); None names the loss
-        deferred = []  # (position, name): not converted
+        lines = ["def values(outputs=None, step_before=None):"]
+        if stepper is not None:
+            lines += ["    if outputs is None:  # one step of the eager session",
+                      "        if evaluator._closed:",
+                      "            raise RuntimeError('Attempted to use a closed EagerSession.')",
+                      "        step_before = stepper.value",
+                      "        outputs = step()",
+                      "        if type(outputs) is not dict:",
+                      "            outputs = evaluator._wrap(outputs)",
+                      "        evaluator._outputs = outputs"]
+        if any(arg is None for kind, arg in leaves if kind in (_LOSS_KIND, _DEFERRED)):
+            lines.append("    loss = 'losses' if 'losses' in outputs else 'loss'")
+        if any(kind in (_NAME, _LOSS_KIND) for kind, _ in leaves):
+            lines += ["    evaluator._converted_for = outputs",
+                      "    evaluator._converted = converted = {}"]
+        namespace = {"evaluator": self, "stepper": stepper, "EagerTensor": EagerTensor,
+                     "ndarray": np.ndarray, "convert": _numpy, "BLOCK": _STEP_BLOCK,
+                     "step": None if stepper is None else stepper.step}
+        items, step_item = [], None
         for position, (kind, arg) in enumerate(leaves):
-            if kind == _NAME or kind == _LOSS_KIND:
-                names.append((position, arg if kind == _NAME else None))
-            elif kind == _DEFERRED:
-                deferred.append((position, arg))
+            item = f"v{position}"
+            if kind == _RUN:
+                item = "None"
             elif kind == _STEP_READ:
-                steps.append(position)
-            elif kind != _RUN:
-                variables.append((position, arg))
-        names, deferred = tuple(names), tuple(deferred)
-        takes_loss = any(name is None for _, name in names + deferred)
-        ndarray = np.ndarray
-        evaluator = self
-        step = None if stepper is None else stepper.step
-
-        def values(outputs=None, step_before=None):
-            if outputs is None:  # one step of an eager session (one call less per step)
-                if evaluator._closed:
-                    raise RuntimeError("Attempted to use a closed EagerSession.")
-                step_before = stepper.value
-                outputs = step()
-                if type(outputs) is not dict:
-                    outputs = evaluator._wrap(outputs)
-                evaluator._outputs = outputs
-            result = template.copy()
-            loss = ("losses" if "losses" in outputs else "loss") if takes_loss else None
-            for position, name in deferred:
-                try:
-                    result[position] = outputs[name if name is not None else loss]
-                except KeyError:
-                    evaluator._missing(name if name is not None else loss, outputs)
-            if names:
-                evaluator._converted_for = outputs
-                evaluator._converted = converted = {}
-                for position, name in names:
-                    if name is None:
-                        name = loss
-                    value = converted.get(name)
-                    if value is None:
-                        try:
-                            tensor = outputs[name]
-                        except KeyError:
-                            evaluator._missing(name, outputs)
-                        if type(tensor) is EagerTensor:
-                            try:
-                                value = tensor._numpy_internal()
-                            except Exception:  # noqa: BLE001 - numpy() raises TensorFlow's error
-                                value = tensor.numpy()
-                            else:
-                                if type(value) is ndarray:
-                                    value = value.copy()  # as numpy() does
-                        else:
-                            value = _numpy(tensor)
-                        converted[name] = value
-                    result[position] = value
-            if steps:
-                base, block = evaluator._step_block
-                index = step_before - base
-                value = (block[index] if 0 <= index < _STEP_BLOCK else
-                         evaluator._step_value(step_before))
-                for position in steps:
-                    result[position] = value
-            for position, variable in variables:
-                result[position] = variable.numpy()
-            return result
-        return values
+                if step_item is None:
+                    lines += ["    base, block = evaluator._step_block",
+                              "    index = step_before - base",
+                              f"    {item} = (block[index] if 0 <= index < BLOCK else",
+                              "          evaluator._step_value(step_before))"]
+                    step_item = item
+                item = step_item
+            elif kind == _DEFERRED:
+                name = "loss" if arg is None else repr(arg)
+                lines += ["    try:",
+                          f"        {item} = outputs[{name}]",
+                          "    except KeyError:",
+                          f"        evaluator._missing({name}, outputs)"]
+            elif kind in (_NAME, _LOSS_KIND):
+                name = "loss" if kind == _LOSS_KIND else repr(arg)
+                lines += [f"    {item} = converted.get({name})",
+                          f"    if {item} is None:",
+                          "        try:",
+                          f"            tensor = outputs[{name}]",
+                          "        except KeyError:",
+                          f"            evaluator._missing({name}, outputs)",
+                          "        if type(tensor) is EagerTensor:",
+                          "            try:",
+                          f"                {item} = tensor._numpy_internal()",
+                          "            except Exception:  # numpy() raises TensorFlow's own error",
+                          f"                {item} = tensor.numpy()",
+                          "            else:",
+                          f"                if type({item}) is ndarray:",
+                          f"                    {item} = {item}.copy()  # as numpy() does",
+                          "        else:",
+                          f"            {item} = convert(tensor)",
+                          f"        converted[{name}] = {item}"]
+            else:  # a variable
+                namespace[f"variable{position}"] = arg
+                lines.append(f"    {item} = variable{position}.numpy()")
+            items.append(item)
+        lines.append(f"    return [{', '.join(items)}]")
+        return make_function(lines, "values", namespace)
 
     def _missing(self, name, outputs):
         have = ", ".join(map(str, outputs)) or "nothing"

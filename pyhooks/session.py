@@ -33,12 +33,12 @@ sessions whose ``run(None)`` runs a step; its value in the results is ``None``).
 from __future__ import annotations
 
 import contextlib
-import linecache
 import logging
 import sys
 from functools import partial
 from time import perf_counter
 
+from pyhooks._codegen import make_function
 from pyhooks._plans import FetchMerger, PlanCache, rebuild
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, hooks_by_method
@@ -197,10 +197,9 @@ def call_after_run(hooks, picks, values, context, options=None, run_metadata=Non
         raise
 
 
-# Unrolled hook calls. A call site that always meets the same hook class is
-# specialised by CPython (3.11+); one loop calling four hook classes is not, and
-# costs about twice as much per call. So a runner calls its fixed list of hooks
-# through a function generated for that list: one call site per hook.
+# Unrolled hook calls (see pyhooks._codegen): a loop calling four hook classes
+# costs about twice as much per call as one call site per hook. So a runner
+# calls its fixed list of hooks through a function generated for that list.
 _UNROLL_LIMIT = 32  # hooks; longer lists use the loops above
 
 
@@ -250,17 +249,10 @@ def after_run_caller(hooks):
 
 
 def _generate(lines, name, hooks, names):
-    """The function ``name`` defined by ``lines``, ``h<k>`` being ``hooks[k]``.
-
-    Its source goes into ``linecache``, so tracebacks through it show its lines.
-    """
+    """The function ``name`` of ``lines``; in them ``h<k>`` is ``hooks[k]``."""
     namespace = {f"h{k}": hook for k, hook in enumerate(hooks)}
     namespace.update(names, hooks=hooks, add_hook_note=add_hook_note)
-    source = "\n".join(lines) + "\n"
-    filename = f"<pyhooks {name} of {len(hooks)} hooks {id(namespace):x}>"
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own source
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return namespace[name]
+    return make_function(lines, name, namespace)
 
 
 def call_after_error(hooks, session, error):

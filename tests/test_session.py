@@ -314,3 +314,21 @@ def test_repeated_fetch_list_goes_through_a_cached_callable():
     assert session.runs == 2
     assert results == ["x@0", "x@1", "x@1", "x@1"] and fed == "x@0"
     assert hook.results == ["y@0", "y@1", "y@1", "y@1", "y@0"]
+
+
+def test_generated_hook_callers_show_their_lines_in_tracebacks_and_share_them():
+    import linecache
+    import traceback
+
+    log = []
+    before = len(linecache.cache)
+    for _ in range(20):  # the same hook list shape: one source kept, however many runners
+        MonitoredSession(FakeCreator(), [RecordingHook("a", log), RecordingHook("b", log)]).close()
+    assert len(linecache.cache) - before <= 2  # before_run's and after_run's, if new
+    with pytest.raises(ValueError) as info:
+        with MonitoredSession(FakeCreator(), [RecordingHook("a", log),
+                                              RecordingHook("b", log, raise_in="after_run")]) as sess:
+            sess.run(FakeTensor("x"))
+    text = "".join(traceback.format_exception(info.value))
+    assert "<pyhooks generated after_run" in text
+    assert "h1.after_run(context, mine)" in text

@@ -162,8 +162,9 @@ class StepPlan:
             caller's and the hooks' fetches, compared before the plan is used again
             (``fetch_checks``: the hooks' only).
         direct: no hook fetches anything: the caller's call can go out untouched.
-        call: a function of no arguments giving the flat values (set by the user
-            of the plan, e.g. a session's ``make_callable``), or ``None``.
+        call: a function giving the flat values, set by the user of the plan, or
+            ``None``: the runner's takes no arguments (a session's ``make_callable``),
+            the Keras adapter's takes a batch's logs and the step before it.
     """
 
     __slots__ = ("keep", "flat", "caller", "picks", "after_picks", "checks", "fetch_checks",

@@ -54,7 +54,7 @@ import numpy as np
 
 from pyhooks._codegen import make_function
 from pyhooks.errors import PyhooksError
-from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks._common import backend_scope, to_numpy
 
 __all__ = ["EagerSession", "EagerSessionCreator", "StepOutputError"]
 
@@ -124,25 +124,6 @@ _KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_R
           Deferred: _DEFERRED}
 _kind = _KINDS.get
 _STEP_BLOCK = 1024  # global step values made as numpy scalars at once
-
-
-def _numpy(value):
-    """``value`` as numpy: an eager tensor's ``numpy()``, a float as ``np.float64``..."""
-    if type(value) is float:  # Keras' logs
-        return np.float64(value)
-    internal = getattr(value, "_numpy_internal", None)
-    if internal is not None:  # an EagerTensor: its numpy() without two Python layers
-        try:
-            array = internal()
-        except Exception:  # noqa: BLE001 - numpy() raises TensorFlow's own error for it
-            return value.numpy()
-        return array.copy() if type(array) is np.ndarray else array  # as numpy() does
-    convert = getattr(value, "numpy", None)
-    if convert is not None:
-        return convert()
-    if isinstance(value, float):
-        return np.float64(value)
-    return np.asarray(value) if not isinstance(value, np.generic) else value
 
 
 def _map(fn, fetches):
@@ -295,7 +276,7 @@ class _Evaluator:
             self._converted, self._converted_for = {}, outputs
         value = self._converted.get(name)
         if value is None:
-            value = self._converted[name] = _numpy(
+            value = self._converted[name] = to_numpy(
                 outputs[name] if name in outputs else self._missing(name, outputs))
         return value
 
@@ -320,10 +301,9 @@ class _Evaluator:
 
         The runner's per-step path (see :func:`_compile_leaves`), generated as
         straight-line code for these leaves (:mod:`pyhooks._codegen`). Eager
-        tensors are converted as their ``numpy()`` does, without its Python
-        layers (what :func:`_numpy` does, inlined), once per step whichever
-        leaves name them; :class:`Deferred` leaves are not converted; the
-        global step comes from the step block. Called without arguments
+        tensors are converted as ``to_numpy`` does (inlined), once per step
+        whichever leaves name them; :class:`Deferred` leaves are not converted;
+        the global step comes from the step block. Called without arguments
         (``stepper`` given: an eager session's), it runs the step first and
         takes its outputs.
         """
@@ -345,7 +325,7 @@ class _Evaluator:
             lines += ["    evaluator._converted_for = outputs",
                       "    evaluator._converted = converted = {}"]
         namespace = {"evaluator": self, "stepper": stepper, "EagerTensor": EagerTensor,
-                     "ndarray": np.ndarray, "convert": _numpy, "BLOCK": _STEP_BLOCK,
+                     "ndarray": np.ndarray, "convert": to_numpy, "BLOCK": _STEP_BLOCK,
                      "step": None if stepper is None else stepper.step}
         items, step_item = [], None
         for position, (kind, arg) in enumerate(leaves):

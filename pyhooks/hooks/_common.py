@@ -26,8 +26,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
+import numpy as np
+
 __all__ = ["backend_scope", "check_bool", "current_backend", "deferred", "global_step_read",
-           "read_values", "require_graph"]
+           "read_values", "require_graph", "to_numpy"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
 
@@ -121,3 +123,27 @@ def check_bool(name, value):
     if type(value).__name__ == "bool_":  # numpy.bool_
         return bool(value)
     raise TypeError(f"`{name}` must be True or False, got {value!r} ({type(value).__name__}).")
+
+
+def to_numpy(value):
+    """``value`` as numpy, converted as the eager and Keras backends hand values to hooks.
+
+    An eager tensor as its ``numpy()`` gives it (a copy), without TensorFlow's
+    two Python layers; a float as ``np.float64``; a numpy value as it is;
+    anything else through ``np.asarray``.
+    """
+    if type(value) is float:  # Keras' logs
+        return np.float64(value)
+    internal = getattr(value, "_numpy_internal", None)
+    if internal is not None:  # an EagerTensor: its numpy() without two Python layers
+        try:
+            array = internal()
+        except Exception:  # noqa: BLE001 - numpy() raises TensorFlow's own error for it
+            return value.numpy()
+        return array.copy() if type(array) is np.ndarray else array  # as numpy() does
+    convert = getattr(value, "numpy", None)
+    if convert is not None:
+        return convert()
+    if isinstance(value, float):
+        return np.float64(value)
+    return np.asarray(value) if not isinstance(value, np.generic) else value

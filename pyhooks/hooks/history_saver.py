@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import deferred, global_step_read
+from pyhooks.hooks._common import deferred, global_step_read, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.timer import check_positive
@@ -20,19 +20,8 @@ _SCALARS = frozenset({float, np.float32, np.float64, np.float16})
 _sum = np.add.reduce
 _SMALL = 256
 
-def _as_array(value):
-    """``np.asarray(value)`` for reading; an eager tensor's own buffer, without TF's Python layers."""
-    internal = getattr(value, "_numpy_internal", None)  # an EagerTensor (a deferred fetch)
-    if internal is not None:
-        try:
-            return np.asarray(internal())
-        except Exception:  # noqa: BLE001 - np.asarray below raises TensorFlow's own error
-            pass
-    return np.asarray(value)
-
-
 def _number(value):
-    value = _as_array(value)
+    value = np.asarray(to_numpy(value))
     return (value.item() if value.size == 1 else value.mean().item())
 
 
@@ -114,7 +103,7 @@ class HistorySaverHook(SessionRunHook):
         if type(loss) in _SCALARS:  # a scalar loss (Keras' logs): no array work
             total, size = float(loss), 1
         else:
-            loss = _as_array(loss)
+            loss = np.asarray(to_numpy(loss))  # a deferred fetch: maybe an eager tensor
             size = loss.size
             # a batch's losses: summed exactly in Python (numpy's dispatch costs more); big ones
             # by numpy (pairwise, in their dtype)

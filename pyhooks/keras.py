@@ -39,7 +39,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError("pyhooks.keras_callback needs Keras 3 with TensorFlow: "
                       "pip install tensorflow keras") from error
 
-from pyhooks._plans import PlanCache, StepPlan
+from pyhooks._plans import PlanCache
 from pyhooks.eager import StepGraph, _compile_leaves, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, SessionRunContext, hooks_by_method
@@ -180,7 +180,11 @@ class HooksCallback(keras.callbacks.Callback):
             raise
 
     def _fetches_only(self, args_list):
-        """The plan of hooks' args that carry feeds or options: empty ones are ignored."""
+        """The plan of hooks' args that carry feeds or options: empty ones are ignored.
+
+        The stripped args are new objects at every batch; the cache finds their
+        plan by the identity of the fetches, so its values function is kept.
+        """
         stripped = []
         for hook, args in zip(self._before_hooks, args_list):
             if args is not None and (args.feed_dict or (
@@ -189,8 +193,8 @@ class HooksCallback(keras.callbacks.Callback):
                                    "a hook can only fetch.")
                 add_hook_note(error, hook, "before_run")
                 raise error
-            stripped.append(None if args is None else args.fetches)
-        return StepPlan(None, stripped, self._plans.positions)
+            stripped.append(None if args is None else SessionRunArgs(args.fetches))
+        return self._plans.get(None, stripped)
 
     def on_train_batch_end(self, batch, logs=None):
         session, context, plan = self.session, self._context, self._plan

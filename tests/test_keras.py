@@ -296,3 +296,29 @@ def test_steps_per_execution_advances_the_global_step_by_the_batch_steps():
     model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", steps_per_execution=2)
     model, logs = fit([hook, pyhooks.StopAtStepHook(last_step=6)], epochs=3, model=model)
     assert steps == [1, 3, 5] and int(model.optimizer.iterations.numpy()) == 6  # reached - 1
+
+
+def test_empty_feeds_and_options_are_ignored_and_the_batch_plan_is_kept():
+    """A hook returning new args with an empty feed_dict and RunOptions at every batch."""
+
+    class Empty(pyhooks.SessionRunHook):
+        def __init__(self):
+            self.fetches, self.losses, self.plans = ("loss", "mae"), [], set()
+
+        def before_run(self, context):  # new args, the same fetches, as TensorFlow's hooks do
+            return pyhooks.SessionRunArgs(self.fetches, feed_dict={},
+                                          options=tf.compat.v1.RunOptions())
+
+        def after_run(self, context, values):
+            self.losses.append(values.results)
+            self.plans.add(id(callback._plan))  # noqa: SLF001
+
+    hook = Empty()
+    callback = pyhooks.keras_callback([hook])
+    model = make_model()
+    keras_logs = LogsRecorder()
+    model.fit(X, Y, batch_size=8, epochs=2, verbose=0, shuffle=False,
+              callbacks=[callback, keras_logs])
+    assert [float(v) for pair in hook.losses for v in pair] == pytest.approx(
+        [logs[name] for logs in keras_logs.logs for name in ("loss", "mae")])
+    assert len(hook.plans) == 1  # found again by its fetches: analysed (and compiled) once

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from operator import is_, itemgetter
 
-__all__ = ["FetchMerger", "PlanCache", "StepPlan", "rebuild", "signature"]
+__all__ = ["FetchMerger", "PlanCache", "StepPlan", "expression", "rebuild", "signature",
+           "written_out"]
 
 # A structure plan says how to rebuild one party's structure from the flat
 # values: an int is the index of a leaf; tuples describe containers.
@@ -110,6 +111,42 @@ def _picker(plan):
     return lambda values: rebuild(plan, values)
 
 
+def expression(shape, values, namespace):
+    """Python source rebuilding the structure ``shape`` from the flat values.
+
+    For generated per-step code. ``values`` is the name of the list of flat
+    values (``vals`` gives ``vals[2]`` for leaf 2), or a list of the leaves'
+    own expressions. Plain lists, tuples and dicts with string keys are written
+    out (``(vals[2], vals[0])``); other containers call their pick (on the
+    list ``values`` names), added to ``namespace``.
+    """
+    if type(shape) is int:
+        return f"{values}[{shape}]" if type(values) is str else values[shape]
+    kind, cls = shape[0], shape[1]
+    if kind == _DICT and cls is dict and all(type(k) is str for k in shape[2]):
+        items = (f"{k!r}: {expression(p, values, namespace)}" for k, p in zip(*shape[2:]))
+        return "{" + ", ".join(items) + "}"
+    if kind in (_LIST, _TUPLE) and cls in (list, tuple):
+        items = "".join(f"{expression(p, values, namespace)}, " for p in shape[2])
+        return f"[{items}]" if cls is list else f"({items})"
+    if type(values) is not str:
+        raise TypeError("a container without its own expression needs the name of the values")
+    name = f"pick{len(namespace)}"
+    namespace[name] = _picker(shape)
+    return f"{name}({values})"
+
+
+def written_out(shape):
+    """Whether :func:`expression` writes ``shape`` out without a pick function."""
+    if shape is None or type(shape) is int:
+        return True
+    kind, cls = shape[0], shape[1]
+    if kind == _DICT:
+        return cls is dict and all(type(k) is str for k in shape[2]) and all(
+            map(written_out, shape[3]))
+    return kind in (_LIST, _TUPLE) and cls in (list, tuple) and all(map(written_out, shape[2]))
+
+
 def signature(fetches):
     """What a mutable structure is made of: its containers, keys and the ``id()`` of every leaf."""
     if isinstance(fetches, dict):
@@ -157,6 +194,8 @@ class StepPlan:
         caller: the caller's pick (``None`` when the caller fetched nothing).
         picks: one per hook given to :meth:`PlanCache.get` (``None``: no results),
             then one that is always ``None`` (for hooks that fetch nothing).
+        shapes: the structure plans behind ``caller`` and ``after_picks``
+            (``(caller's, [each after hook's])``), for :func:`expression`.
         after_picks: the picks in the order of the ``positions`` given to the cache.
         checks: ``(container, items)`` snapshots of the lists and dicts in the
             caller's and the hooks' fetches, compared before the plan is used again
@@ -167,23 +206,27 @@ class StepPlan:
             the Keras adapter's takes a batch's logs and the step before it.
     """
 
-    __slots__ = ("keep", "flat", "caller", "picks", "after_picks", "checks", "fetch_checks",
-                 "direct", "call")
+    __slots__ = ("keep", "flat", "caller", "picks", "after_picks", "shapes", "checks",
+                 "fetch_checks", "direct", "call")
 
     def __init__(self, caller, fetches_list, positions):
         merger = FetchMerger()
         self.keep = (caller, fetches_list)
-        self.caller = None if caller is None else _picker(merger.add(caller))
+        caller_shape = None if caller is None else merger.add(caller)
+        self.caller = None if caller is None else _picker(caller_shape)
         picks = [None] * (len(fetches_list) + 1)
+        shapes = [None] * (len(fetches_list) + 1)
         fetch_checks = []
         for position, fetches in enumerate(fetches_list):
             if fetches is not None:
-                picks[position] = _picker(merger.add(fetches))
+                shapes[position] = merger.add(fetches)
+                picks[position] = _picker(shapes[position])
                 _snapshots(fetches, fetch_checks)
         self.direct = all(f is None for f in fetches_list)
         self.flat = merger.flat
         self.picks = picks
         self.after_picks = [picks[p] for p in positions]
+        self.shapes = (caller_shape, [shapes[p] for p in positions])
         self.fetch_checks = fetch_checks
         self.checks = _snapshots(caller, list(fetch_checks))  # the caller may edit its own too
         self.call = None
@@ -200,9 +243,13 @@ class PlanCache:
     Attributes:
         positions: for each of ``after_hooks``, its position among ``before_hooks``,
             or ``len(before_hooks)`` (a slot that stays ``None``) if it has none.
+        stable: the last :meth:`get` was given the very objects of the call
+            before it and they hold no list or dict that could change: the
+            plan may be bound to those objects (a fused step, see
+            :func:`pyhooks.session.fused_step`).
     """
 
-    __slots__ = ("_by_args", "_by_fetches", "positions", "_last")
+    __slots__ = ("_by_args", "_by_fetches", "positions", "_last", "stable")
 
     def __init__(self, before_hooks=(), after_hooks=()):
         self._by_args = {}
@@ -210,11 +257,13 @@ class PlanCache:
         where = {id(h): i for i, h in enumerate(before_hooks)}
         self.positions = [where.get(id(h), len(before_hooks)) for h in after_hooks]
         self._last = None  # (caller, args_list, plan) of the last call: usually the next one's
+        self.stable = False
 
     def clear(self):
         self._by_args.clear()
         self._by_fetches.clear()
         self._last = None
+        self.stable = False
 
     def get(self, caller, args_list):
         """The plan for ``caller`` (a fetch structure or None) and the hooks' ``args_list``.
@@ -232,7 +281,9 @@ class PlanCache:
         last = self._last
         if (last is not None and last[0] is caller and all(map(is_, args_list, last[1]))
                 and (not last[3] or unchanged(last[3]))):
+            self.stable = not last[3]
             return last[2]
+        self.stable = False
         caller_key = signature(caller) if isinstance(caller, _CONTAINERS) else id(caller)
         key = (caller_key, *map(id, args_list))
         entry = self._by_args.get(key)

@@ -300,77 +300,94 @@ class _Evaluator:
         """A function ``(outputs, step_before) -> [value of each leaf]`` for compiled ``leaves``.
 
         The runner's per-step path (see :func:`_compile_leaves`), generated as
-        straight-line code for these leaves (:mod:`pyhooks._codegen`). Eager
-        tensors are converted as ``to_numpy`` does (inlined), once per step
-        whichever leaves name them; :class:`Deferred` leaves are not converted;
-        the global step comes from the step block. Called without arguments
-        (``stepper`` given: an eager session's), it runs the step first and
-        takes its outputs.
+        straight-line code for these leaves (:mod:`pyhooks._codegen`). Called
+        without arguments (``stepper`` given: an eager session's), it runs the
+        step first and takes its outputs. Its ``pyhooks_source`` is
+        :meth:`_values_source` of the same leaves (the runner inlines it in a
+        fused step).
+        """
+        step_lines, lines, namespace, items = self._values_source(leaves, stepper)
+        head = ["def values(outputs=None, step_before=None):"]
+        if step_lines:
+            head += ["    if outputs is None:  # one step of the eager session",
+                     *("        " + line for line in step_lines)]
+        function = make_function([*head, *("    " + line for line in lines),
+                                  f"    return [{', '.join(items)}]"], "values", namespace)
+        function.pyhooks_source = ([*step_lines, *lines], namespace, items)
+        return function
+
+    def _values_source(self, leaves, stepper=None):
+        """Straight-line code giving the value of each of ``leaves`` (see :func:`_compile_leaves`).
+
+        Eager tensors are converted as ``to_numpy`` does (inlined), once per
+        step and output name; :class:`Deferred` leaves are not converted; the
+        global step comes from the step block. The code reads ``outputs`` (the
+        step's) and ``step_before``; with ``stepper`` (an eager session's),
+        ``step_lines`` run the step and set both.
+
+        Returns:
+            ``(step_lines, lines, namespace, items)``: ``items[k]`` is the
+            expression of leaf k's value once the lines ran, ``namespace`` the
+            globals they need.
         """
         from tensorflow.python.framework.ops import EagerTensor
 
-        lines = ["def values(outputs=None, step_before=None):"]
-        if stepper is not None:
-            lines += ["    if outputs is None:  # one step of the eager session",
-                      "        if evaluator._closed:",
-                      "            raise RuntimeError('Attempted to use a closed EagerSession.')",
-                      "        step_before = stepper.value",
-                      "        outputs = step()",
-                      "        if type(outputs) is not dict:",
-                      "            outputs = evaluator._wrap(outputs)",
-                      "        evaluator._outputs = outputs"]
+        step_lines = [] if stepper is None or not _takes_step(leaves) else [
+            "if evaluator._closed:",
+            "    raise RuntimeError('Attempted to use a closed EagerSession.')",
+            "step_before = stepper.value",
+            "outputs = step()",
+            "if type(outputs) is not dict:",
+            "    outputs = evaluator._wrap(outputs)",
+            "evaluator._outputs = outputs"]
+        lines = []
         if any(arg is None for kind, arg in leaves if kind in (_LOSS_KIND, _DEFERRED)):
-            lines.append("    loss = 'losses' if 'losses' in outputs else 'loss'")
-        if any(kind in (_NAME, _LOSS_KIND) for kind, _ in leaves):
-            lines += ["    evaluator._converted_for = outputs",
-                      "    evaluator._converted = converted = {}"]
+            lines.append("loss = 'losses' if 'losses' in outputs else 'loss'")
         namespace = {"evaluator": self, "stepper": stepper, "EagerTensor": EagerTensor,
-                     "ndarray": np.ndarray, "convert": to_numpy, "BLOCK": _STEP_BLOCK,
+                     "ndarray": np.ndarray, "float64": np.float64, "convert": to_numpy,
+                     "BLOCK": _STEP_BLOCK,
                      "step": None if stepper is None else stepper.step}
-        items, step_item = [], None
+        items, done = [], {}  # done: what an earlier leaf computed -> its item
         for position, (kind, arg) in enumerate(leaves):
-            item = f"v{position}"
-            if kind == _RUN:
-                item = "None"
-            elif kind == _STEP_READ:
-                if step_item is None:
-                    lines += ["    base, block = evaluator._step_block",
-                              "    index = step_before - base",
-                              f"    {item} = (block[index] if 0 <= index < BLOCK else",
-                              "          evaluator._step_value(step_before))"]
-                    step_item = item
-                item = step_item
+            key = (kind, arg) if kind != _VARIABLE else (kind, id(arg))
+            if key in done or kind == _RUN:
+                items.append(done.get(key, "None"))
+                continue
+            item = done[key] = f"v{position}"
+            items.append(item)
+            if kind == _STEP_READ:
+                lines += ["base, block = evaluator._step_block",
+                          "index = step_before - base",
+                          f"{item} = (block[index] if 0 <= index < BLOCK else",
+                          "      evaluator._step_value(step_before))"]
             elif kind == _DEFERRED:
                 name = "loss" if arg is None else repr(arg)
-                lines += ["    try:",
-                          f"        {item} = outputs[{name}]",
-                          "    except KeyError:",
-                          f"        evaluator._missing({name}, outputs)"]
+                lines += ["try:",
+                          f"    {item} = outputs[{name}]",
+                          "except KeyError:",
+                          f"    evaluator._missing({name}, outputs)"]
             elif kind in (_NAME, _LOSS_KIND):
                 name = "loss" if kind == _LOSS_KIND else repr(arg)
-                lines += [f"    {item} = converted.get({name})",
-                          f"    if {item} is None:",
-                          "        try:",
-                          f"            tensor = outputs[{name}]",
-                          "        except KeyError:",
-                          f"            evaluator._missing({name}, outputs)",
-                          "        if type(tensor) is EagerTensor:",
-                          "            try:",
-                          f"                {item} = tensor._numpy_internal()",
-                          "            except Exception:  # numpy() raises TensorFlow's own error",
-                          f"                {item} = tensor.numpy()",
-                          "            else:",
-                          f"                if type({item}) is ndarray:",
-                          f"                    {item} = {item}.copy()  # as numpy() does",
-                          "        else:",
-                          f"            {item} = convert(tensor)",
-                          f"        converted[{name}] = {item}"]
+                lines += ["try:",
+                          f"    tensor = outputs[{name}]",
+                          "except KeyError:",
+                          f"    evaluator._missing({name}, outputs)",
+                          "if type(tensor) is EagerTensor:",
+                          "    try:",
+                          f"        {item} = tensor._numpy_internal()",
+                          "    except Exception:  # numpy() raises TensorFlow's own error",
+                          f"        {item} = tensor.numpy()",
+                          "    else:",
+                          f"        if type({item}) is ndarray:",
+                          f"            {item} = {item}.copy()  # as numpy() does",
+                          "elif type(tensor) is float:  # Keras' logs",
+                          f"    {item} = float64(tensor)",
+                          "else:",
+                          f"    {item} = convert(tensor)"]
             else:  # a variable
                 namespace[f"variable{position}"] = arg
-                lines.append(f"    {item} = variable{position}.numpy()")
-            items.append(item)
-        lines.append(f"    return [{', '.join(items)}]")
-        return make_function(lines, "values", namespace)
+                lines.append(f"{item} = variable{position}.numpy()")
+        return step_lines, lines, namespace, items
 
     def _missing(self, name, outputs):
         have = ", ".join(map(str, outputs)) or "nothing"

@@ -144,6 +144,31 @@ class SessionRunContext:
         return f"SessionRunContext(stop_requested={self._stop_requested})"
 
 
+def returns_attribute(name):
+    """Marks a ``before_run`` that is exactly ``return self.<name>`` and does nothing else.
+
+    For pyhooks' own hooks, whose ``before_run`` hands back the
+    :class:`SessionRunArgs` made in ``begin()``: a fused step (see
+    :meth:`pyhooks.session._MonitoredSessionBase._fuse`) reads the attribute
+    instead of calling the method. A subclass or an instance that replaces
+    ``before_run`` loses the mark and is called as usual (:func:`fixed_args_attribute`).
+    """
+    if not name.isidentifier():
+        raise ValueError(f"`name` must be an attribute name, got {name!r}")
+
+    def mark(before_run):
+        before_run.pyhooks_returns = name
+        return before_run
+    return mark
+
+
+def fixed_args_attribute(hook):
+    """The attribute ``hook.before_run`` returns (see :func:`returns_attribute`), or ``None``."""
+    if "before_run" in getattr(hook, "__dict__", ()):
+        return None
+    return getattr(getattr(type(hook), "before_run", None), "pyhooks_returns", None)
+
+
 _BASE_MODULES = frozenset({__name__, "tensorflow.python.training.session_run_hook"})
 
 

@@ -44,8 +44,9 @@ from pyhooks.eager import StepGraph, _compile_leaves, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, SessionRunContext, hooks_by_method
 from pyhooks.hooks._common import backend_scope
-from pyhooks.session import (_call, _check_hooks, _Coordinator, _is_end_of_input,
-                              after_run_caller, before_run_caller, call_after_error)
+from pyhooks.session import (FusedKept, _call, _check_hooks, _Coordinator, _generate, _indent,
+                              _is_end_of_input, _names, after_run_caller, before_run_caller,
+                              call_after_error, fusable, fused_calls, inlined_values)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -140,6 +141,9 @@ class HooksCallback(keras.callbacks.Callback):
         self._call_after = after_run_caller(self._after_hooks)
         self._plan = None
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
+        self._fusable = fusable(self._before_hooks, self._after_hooks)
+        self._fused = None  # (before, after) bound to one plan: see _fuse
+        self._fused_made = FusedKept()
 
     # -- lifetime
     def on_train_begin(self, logs=None):
@@ -152,6 +156,8 @@ class HooksCallback(keras.callbacks.Callback):
         graph = StepGraph(step, kind="keras")
         self.session = session = KerasSession(graph)
         self._plans.clear()  # their evaluators belong to the last fit's session
+        self._fused = None
+        self._fused_made.clear()
         self._active = True
         self._install_guard(model)
         coord = _Coordinator()
@@ -173,11 +179,47 @@ class HooksCallback(keras.callbacks.Callback):
             return
         self._context = context = SessionRunContext(_CALLER_ARGS, self.session)
         try:
-            args_list = self._call_before(context)
-            self._plan = self._plans.get(None, args_list) or self._fetches_only(args_list)
+            fused = self._fused
+            if fused is None:
+                args_list = self._call_before(context)
+            else:  # None: the hooks returned the args of the fused plan
+                args_list = fused[0](context)
+                if args_list is None:
+                    self._plan = fused
+                    return
+            self._plan = plan = (self._plans.get(None, args_list) or
+                                 self._fetches_only(args_list))
+            if self._plans.stable and self._fusable:
+                self._fused = self._fused_made.get(
+                    args_list, lambda: self._fused_pair(plan, args_list))
         except BaseException as error:
             self._fail(error)
             raise
+
+    def _fused_pair(self, plan, args_list):
+        """``(before, after)``: from the next batch on, the hooks run through them.
+
+        As the runner's fused step (:meth:`pyhooks.MonitoredSession._fuse`):
+        ``before(context)`` calls every ``before_run`` and gives ``None`` when
+        they returned ``args_list`` again (else their new list);
+        ``after(logs, step_before, context)`` takes the values from the logs,
+        moves the session's step on and calls every ``after_run`` with
+        constant picks.
+        """
+        session = self.session
+        value_lines, values, value_names = [], "vals", {}
+        if not plan.direct:
+            source = session._values_source(_compile_leaves(plan.flat))[1:]  # noqa: SLF001
+            value_lines, values, value_names = inlined_values(plan, source)
+        before, check, after, names = fused_calls(self._before_hooks, self._after_hooks, plan,
+                                                  args_list, values, value_names)
+        names["session"] = session
+        return (
+            _generate(["def before(context):", *_indent(before), f"    if {check}:",
+                       f"        return [{_names('r', len(self._before_hooks))}]"],
+                      "before", names),
+            _generate(["def after(outputs, step_before, context):", *_indent(value_lines),
+                       "    session.step = step_before + 1", *_indent(after)], "after", names))
 
     def _fetches_only(self, args_list):
         """The plan of hooks' args that carry feeds or options: empty ones are ignored.
@@ -204,14 +246,17 @@ class HooksCallback(keras.callbacks.Callback):
             session.step = reached
             return
         try:
-            if plan.direct:
-                values = ()
+            if type(plan) is tuple:  # fused: values, session.step = reached, after_run calls
+                plan[1](logs, reached - 1, context)
             else:
-                if plan.call is None:
-                    plan.call = session._values_function(_compile_leaves(plan.flat))  # noqa: SLF001
-                values = plan.call(logs, reached - 1)
-            session.step = reached
-            self._call_after(plan.after_picks, values, context)
+                values = ()
+                if not plan.direct:
+                    if plan.call is None:
+                        plan.call = session._values_function(  # noqa: SLF001
+                            _compile_leaves(plan.flat))
+                    values = plan.call(logs, reached - 1)
+                session.step = reached
+                self._call_after(plan.after_picks, values, context)
         except BaseException as error:
             self._fail(error)
             raise

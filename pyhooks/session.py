@@ -39,9 +39,10 @@ from functools import partial
 from time import perf_counter
 
 from pyhooks._codegen import make_function
-from pyhooks._plans import FetchMerger, PlanCache, rebuild
+from pyhooks._plans import FetchMerger, PlanCache, expression, rebuild, written_out
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunValues, hooks_by_method
+from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues,
+                          fixed_args_attribute, hooks_by_method)
 
 __all__ = [
     "USE_DEFAULT",
@@ -208,14 +209,9 @@ def before_run_caller(hooks):
     hooks = tuple(hooks)
     if not hooks or len(hooks) > _UNROLL_LIMIT:
         return partial(call_before_run, hooks)
-    lines = ["def before_run(context):", "    i = 0", "    try:"]
-    for k in range(len(hooks)):
-        lines += [f"        i = {k}", f"        r{k} = h{k}.before_run(context)"]
-    lines += ["    except BaseException as error:",
-              "        add_hook_note(error, hooks[i], 'before_run')",
-              "        raise",
-              f"    return [{', '.join(f'r{k}' for k in range(len(hooks)))}]"]
-    return _generate(lines, "before_run", hooks, {})
+    lines = ["def before_run(context):", *_indent(_before_calls(len(hooks), "h")),
+             f"    return [{_names('r', len(hooks))}]"]
+    return _generate(lines, "before_run", _hook_names("h", hooks))
 
 
 def after_run_caller(hooks):
@@ -227,32 +223,143 @@ def after_run_caller(hooks):
              "    nothing = (NOTHING if options is None and run_metadata is None else",
              "               new(Values, (None, options, run_metadata)))",
              "    if picks is None:",
-             "        picks = NO_PICKS",
-             "    i = 0",
-             "    try:"]
-    for k in range(len(hooks)):
-        lines += [f"        i = {k}",
-                  f"        pick = picks[{k}]",
-                  "        if pick is None:",
-                  "            mine = nothing",
-                  "        else:",
-                  "            mine = values[pick] if type(pick) is int else pick(values)",
-                  "            mine = (nothing if mine is None else",
-                  "                    new(Values, (mine, options, run_metadata)))",
-                  f"        h{k}.after_run(context, mine)"]
-    lines += ["    except BaseException as error:",
-              "        add_hook_note(error, hooks[i], 'after_run')",
-              "        raise"]
-    return _generate(lines, "after_run", hooks, {
-        "NOTHING": _NOTHING, "new": _tuple_new, "Values": SessionRunValues,
-        "NO_PICKS": (None,) * len(hooks)})
+             "        picks = NO_PICKS"]
+    lines += _indent(_calls("after_run", "h", [[
+        f"pick = picks[{k}]",
+        "if pick is None:",
+        "    mine = nothing",
+        "else:",
+        "    mine = values[pick] if type(pick) is int else pick(values)",
+        "    mine = nothing if mine is None else new(Values, (mine, options, run_metadata))",
+        f"h{k}.after_run(context, mine)"] for k in range(len(hooks))]))
+    return _generate(lines, "after_run", {**_hook_names("h", hooks),
+                                          "NO_PICKS": (None,) * len(hooks)})
 
 
-def _generate(lines, name, hooks, names):
-    """The function ``name`` of ``lines``; in them ``h<k>`` is ``hooks[k]``."""
-    namespace = {f"h{k}": hook for k, hook in enumerate(hooks)}
-    namespace.update(names, hooks=hooks, add_hook_note=add_hook_note)
-    return make_function(lines, name, namespace)
+class FusedKept:
+    """Fused step functions made for a runner, by the identity of the objects bound in them.
+
+    Hooks that switch between a few sets of args switch between their
+    functions, each made (compiled) once. Holds the objects: their ids stay theirs.
+    """
+
+    __slots__ = ("_made",)
+    SIZE = 16
+
+    def __init__(self):
+        self._made = {}
+
+    def get(self, objects, make):
+        """The function made for ``objects`` (the caller's fetches, then the hooks' args)."""
+        key = tuple(map(id, objects))
+        entry = self._made.get(key)
+        if entry is None:
+            if len(self._made) >= self.SIZE:
+                self._made.clear()
+            entry = self._made[key] = (make(), objects)
+        return entry[0]
+
+    def clear(self):
+        self._made.clear()
+
+
+def fusable(before_hooks, after_hooks):
+    """Whether :func:`fused_calls` may be used for these hooks (lists of sensible length)."""
+    return 0 < len(before_hooks) <= _UNROLL_LIMIT and len(after_hooks) <= _UNROLL_LIMIT
+
+
+def inlined_values(plan, source):
+    """The flat values of ``plan`` computed inline in generated code.
+
+    ``source`` is ``(lines, names, items)``: code setting ``items[k]`` (an
+    expression) to leaf k's value (an eager backend's ``_values_source``).
+
+    Returns:
+        ``(lines, values, names)``: ``values`` for :func:`fused_calls` (the
+        items, or ``"vals"``, a list of them, for structures that need it).
+    """
+    lines, names, items = source
+    if all(map(written_out, [plan.shapes[0], *plan.shapes[1]])):
+        return lines, items, names
+    return [*lines, f"vals = [{', '.join(items)}]"], "vals", names
+
+
+def fused_calls(before_hooks, after_hooks, plan, args_list, values="vals", value_names=None):
+    """Source lines of one planned step's hook calls, bound to ``plan`` and ``args_list``.
+
+    For steps whose hooks return the very ``args_list`` objects again (the
+    usual case):
+
+    - ``before`` calls every ``before_run`` (on ``context``) into ``r0, r1,
+      ...``; for a hook whose ``before_run`` only returns an attribute (see
+      :func:`pyhooks.hook.returns_attribute`) it reads the attribute;
+    - ``check`` is a condition, true when one returned something else (the
+      step is then not this plan's);
+    - ``after`` calls every ``after_run`` with its results rebuilt from the
+      flat values (``values``, see :func:`pyhooks._plans.expression`) by the
+      plan's constant picks (no options, no run metadata).
+
+    The generated functions' globals are ``names`` (see :func:`_generate`),
+    which include ``value_names`` (the globals of the code computing the values).
+
+    Returns:
+        ``(before, check, after, names)``
+    """
+    names = {**_hook_names("b", before_hooks), **_hook_names("a", after_hooks)}
+    if value_names:
+        if names.keys() & value_names.keys():  # pragma: no cover - a naming slip
+            raise AssertionError(f"fused step: names collide: {names.keys() & value_names}")
+        names.update(value_names)
+    names.update((f"args{k}", args) for k, args in enumerate(args_list))
+    check = " or ".join(f"r{k} is not args{k}" for k in range(len(before_hooks)))
+    results = ["NOTHING" if shape is None else
+               f"new(Values, ({expression(shape, values, names)}, None, None))"
+               for shape in plan.shapes[1]]
+    after = _calls("after_run", "a", [[f"a{k}.after_run(context, {result})"]
+                                      for k, result in enumerate(results)])
+    before = _calls("before_run", "b", [
+        [f"r{k} = b{k}.before_run(context)" if attribute is None else
+         f"r{k} = b{k}.{attribute}  # its before_run returns it"]
+        for k, attribute in enumerate(map(fixed_args_attribute, before_hooks))])
+    return before, check, after, names
+
+
+def _before_calls(count, prefix):
+    return _calls("before_run", prefix, [[f"r{k} = {prefix}{k}.before_run(context)"]
+                                         for k in range(count)])
+
+
+def _calls(method, prefix, calls):
+    """Lines calling ``method`` on hooks ``<prefix>0, <prefix>1, ...``: ``calls[k]`` are hook k's.
+
+    An error gets a note naming the hook (``<prefix>[i]``) and propagates.
+    """
+    lines = ["try:"]
+    for k, call in enumerate(calls):
+        lines += [f"    i = {k}", *_indent(call)]
+    return lines + ["except BaseException as error:",
+                    f"    add_hook_note(error, {prefix}[i], {method!r})",
+                    "    raise"]
+
+
+def _indent(lines, depth=1):
+    return ["    " * depth + line for line in lines]
+
+
+def _names(prefix, count):
+    return ", ".join(f"{prefix}{k}" for k in range(count))
+
+
+def _hook_names(prefix, hooks):
+    """Globals of generated code naming ``hooks``: ``<prefix>`` (all), ``<prefix>0``, ..."""
+    hooks = tuple(hooks)
+    return {prefix: hooks, **{f"{prefix}{k}": hook for k, hook in enumerate(hooks)}}
+
+
+def _generate(lines, name, names):
+    """The function ``name`` of ``lines``, with ``names`` and the helpers as its globals."""
+    return make_function(lines, name, {"add_hook_note": add_hook_note, "NOTHING": _NOTHING,
+                                       "new": _tuple_new, "Values": SessionRunValues, **names})
 
 
 def call_after_error(hooks, session, error):
@@ -300,7 +407,10 @@ class _MonitoredSessionBase:
         self._plans = PlanCache(self._before_hooks, self._after_hooks)
         self._call_before = before_run_caller(self._before_hooks)
         self._call_after = after_run_caller(self._after_hooks)
+        self._fused = self._fused_fetches = None  # see _fuse
+        self._fused_made = FusedKept()
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
+        self._fusable = not self._span_hooks and fusable(self._before_hooks, self._after_hooks)
         if self._span_hooks:  # shadows the method for this runner only: others pay nothing
             self._hooked_run = self._span_aware_run
             self._timed = None
@@ -339,6 +449,8 @@ class _MonitoredSessionBase:
         self._sess = sess
         self._callables = {}
         self._plans.clear()  # their callables belong to the old session
+        self._fused = None
+        self._fused_made.clear()
         self._coord = _make_coordinator(sess)
         for hook in self._after_create_hooks:
             _call(hook, "after_create_session", sess, self._coord)
@@ -424,6 +536,10 @@ class _MonitoredSessionBase:
             raise RuntimeError("Run called on a closed MonitoredSession.")
         while True:
             try:
+                fused = self._fused
+                if (fused is not None and fetches is self._fused_fetches and feed_dict is None
+                        and options is None and run_metadata is None):
+                    return fused()
                 if not self._step_hooks:
                     return self._sess.run(fetches, feed_dict=feed_dict, options=options,
                                           run_metadata=run_metadata)
@@ -440,11 +556,15 @@ class _MonitoredSessionBase:
                 self._create_session()
 
     def _hooked_run(self, fetches, feed_dict, options, run_metadata):
-        sess = self._sess
         context = SessionRunContext(
             _NO_ARGS if fetches is None and feed_dict is None and options is None else
-            _tuple_new(SessionRunArgs, (fetches, feed_dict, options)), sess)
-        args_list = self._call_before(context)
+            _tuple_new(SessionRunArgs, (fetches, feed_dict, options)), self._sess)
+        return self._after_before_run(context, self._call_before(context), fetches, feed_dict,
+                                      options, run_metadata)
+
+    def _after_before_run(self, context, args_list, fetches, feed_dict, options, run_metadata):
+        """The rest of a step once the hooks' ``before_run`` gave ``args_list``."""
+        sess = self._sess
         if not any(args_list):  # no hook adds anything: the caller's call goes out untouched
             result = sess.run(fetches, feed_dict=feed_dict, options=options,
                               run_metadata=run_metadata)
@@ -456,6 +576,9 @@ class _MonitoredSessionBase:
                           getattr(sess, "pyhooks_step_fetch", None))
                 if caller is not None:
                     plan = self._plans.get(caller, args_list)
+                    if self._plans.stable and self._fusable and feed_dict is None and (
+                            plan.direct or plan.call is not None):
+                        self._fuse(plan, args_list, fetches)
             if plan is None:  # hooks feed or set options (or the caller does)
                 result, values, options, run_metadata = self._merged_run(
                     fetches, feed_dict, options, run_metadata, args_list)
@@ -528,6 +651,47 @@ class _MonitoredSessionBase:
             results[position] = rebuild(plan, values)
         return rebuild(caller_plan, values), results, options, run_metadata
 
+    def _fuse(self, plan, args_list, fetches):
+        """From the next step on, ``run(fetches)`` is one generated function for ``plan``.
+
+        Hooks returning the same ``args_list`` objects step after step (what
+        :class:`PlanCache` found twice in a row) run through a function made
+        for them (:func:`fused_calls`): the before_run calls, the plan's values,
+        the after_run calls with constant picks, and the stop. A hook that
+        returns anything else takes that step back to the general path. Hooks
+        that switch between a few sets of args switch between their functions
+        (kept, not made again).
+        """
+        self._fused = self._fused_made.get((fetches, *args_list),
+                                           lambda: self._fused_step(plan, args_list, fetches))
+        self._fused_fetches = fetches
+
+    def _fused_step(self, plan, args_list, fetches):
+        """The function :meth:`_fuse` installs."""
+        # the values: the plan's callable, or its code inlined (an eager session's)
+        source = None if plan.direct else getattr(plan.call, "pyhooks_source", None)
+        values, value_lines, value_names = "vals", ["vals = call()"], {}
+        if source is not None:
+            value_lines, values, value_names = inlined_values(plan, source)
+        before, check, after, names = fused_calls(self._before_hooks, self._after_hooks, plan,
+                                                  args_list, values, value_names)
+        names.update(runner=self, sess=self._sess, Context=SessionRunContext, FETCHES=fetches,
+                     ARGS=_NO_ARGS if fetches is None else SessionRunArgs(fetches),
+                     call=plan.call)
+        lines = ["def fused_step():", "    context = Context(ARGS, sess)", *_indent(before),
+                 f"    if {check}:  # not this plan's step",
+                 "        return runner._after_before_run(",
+                 f"            context, [{_names('r', len(self._before_hooks))}],"
+                 " FETCHES, None, None, None)"]
+        if plan.direct:
+            lines.append("    result = sess.run(FETCHES)")
+        else:
+            result = expression(plan.shapes[0], values, names)
+            lines += [*_indent(value_lines), f"    result = {result}"]
+        lines += [*_indent(after), "    if context._stop_requested:",
+                  "        runner._stop = True", "    return result"]
+        return _generate(lines, "fused_step", names)
+
     def _plan_values(self, plan, sess):
         """The flat values of ``plan``'s step; the plan keeps the callable once there is one."""
         values = self._run_flat(sess, plan.flat)
@@ -580,8 +744,8 @@ class _MonitoredSessionBase:
             return sess.run(flat)
         if entry[1] is None:
             make_callable = getattr(sess, "make_callable", None)
-            try:
-                entry[1] = make_callable(entry[0]) if make_callable is not None else False
+            try:  # (an empty list: TensorFlow's callable would refuse to run it)
+                entry[1] = make_callable(entry[0]) if make_callable and entry[0] else False
             except Exception:  # noqa: BLE001 - session.run below reports the real problem
                 entry[1] = False
         if entry[1] is False:

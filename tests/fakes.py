@@ -32,12 +32,14 @@ class FakeGraph:
 class FakeSession:
     """Evaluates nested fetch structures like ``tf.compat.v1.Session.run``."""
 
-    def __init__(self, graph, fail_at=None):
+    def __init__(self, graph, fail_at=None, callables=False):
         self.graph = graph
         self.step = 0
         self.calls = []
         self.closed = False
         self.fail_at = dict(fail_at or {})
+        if callables:  # as tf.compat.v1.Session: runs a flat fetch list without re-analysing it
+            self.make_callable = lambda fetches: lambda: self.run(list(fetches))
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self.closed:
@@ -65,33 +67,41 @@ class FakeSession:
 
 
 class FakeCreator:
-    def __init__(self, graph=None, fail_at=None):
+    def __init__(self, graph=None, fail_at=None, callables=False):
         self.graph = graph or FakeGraph()
         self.sessions = []
         self.fail_at = fail_at
+        self.callables = callables
 
     def create_session(self):
         self.graph.finalized = True
-        sess = FakeSession(self.graph, self.fail_at)
+        sess = FakeSession(self.graph, self.fail_at, self.callables)
         self.fail_at = None
         self.sessions.append(sess)
         return sess
 
 
 class RecordingHook(SessionRunHook):
-    """Records every lifecycle call into a shared log; fetches what it is given."""
+    """Records every lifecycle call into a shared log; fetches what it is given.
 
-    def __init__(self, name, log, fetches=None, feeds=None, stop_at=None, raise_in=None):
+    ``raise_at``: the run (0-based) whose ``raise_in`` method raises (default: any);
+    ``same_args``: return one SessionRunArgs object every step (pyhooks' hooks do).
+    """
+
+    def __init__(self, name, log, fetches=None, feeds=None, stop_at=None, raise_in=None,
+                 raise_at=None, same_args=False):
         self.name, self.log = name, log
         self.fetches, self.feeds = fetches, feeds
-        self.stop_at, self.raise_in = stop_at, raise_in
+        self.stop_at, self.raise_in, self.raise_at = stop_at, raise_in, raise_at
+        self.same_args = same_args
+        self.args = None
         self.results = []
         self.contexts = []
         self.runs = 0
 
     def _record(self, method, *extra):
         self.log.append((self.name, method, *extra))
-        if self.raise_in == method:
+        if self.raise_in == method and self.raise_at in (None, len(self.contexts) - 1):
             raise ValueError(f"boom in {self.name}.{method}")
 
     def begin(self):
@@ -101,13 +111,17 @@ class RecordingHook(SessionRunHook):
         self._record("after_create_session")
 
     def before_run(self, run_context):
-        self._record("before_run")
         self.contexts.append(run_context)
+        self._record("before_run")
         from pyhooks import SessionRunArgs
 
         if self.fetches is None and self.feeds is None:
             return None
-        return SessionRunArgs(self.fetches, self.feeds)
+        if not self.same_args:
+            return SessionRunArgs(self.fetches, self.feeds)
+        if self.args is None:
+            self.args = SessionRunArgs(self.fetches, self.feeds)
+        return self.args
 
     def after_run(self, run_context, run_values):
         self._record("after_run")

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import re
+import traceback
 
 import numpy as np
 import pytest
@@ -246,7 +247,8 @@ def test_losses_collection_falls_back_to_loss():
     assert hook.history.to_dict()["total_losses"] == pytest.approx(expected)
 
 
-def test_hook_error_keeps_its_type_and_calls_after_error_not_end():
+@pytest.mark.parametrize("at", [2, 6])  # a general step; a fused one (steady args, 3rd step on)
+def test_hook_error_keeps_its_type_and_calls_after_error_not_end(at):
     recorder = Recorder()
     history = pyhooks.HistorySaverHook(every_n_step=10)
 
@@ -254,7 +256,7 @@ def test_hook_error_keeps_its_type_and_calls_after_error_not_end():
 
     def after_run(context, values):
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == at:
             raise KeyError("boom")
 
     hook = pyhooks.LambdaHook(after_run=after_run, name="exploding")
@@ -262,7 +264,28 @@ def test_hook_error_keeps_its_type_and_calls_after_error_not_end():
         loop(session(Model(), [recorder, history, hook]))
     assert "pyhooks: raised in exploding.after_run()" in info.value.__notes__
     assert recorder.calls == ["begin", ("after_error", "KeyError")]
-    assert history.history.to_dict()["steps"] == [2]  # the last step is kept after an error
+    assert history.history.to_dict()["steps"] == [at]  # the last step is kept after an error
+
+
+def test_an_output_missing_from_a_later_step_fails_that_step():
+    """Steady fetches run fused with the step's code inlined; it still checks every output."""
+    w = tf.Variable(1.0)
+    calls = []
+
+    def step():
+        calls.append(1)
+        w.assign_add(1.0)
+        return {"loss": w.read_value(), **({"extra": w * 2} if len(calls) < 5 else {})}
+
+    seen = []
+    hook = pyhooks.LambdaHook(before_run=lambda context: ARGS, name="reader",
+                              after_run=lambda context, values: seen.append(values.results))
+    ARGS = pyhooks.SessionRunArgs(("extra", "loss"))
+    with pytest.raises(StepOutputError, match="no output 'extra'; its outputs are: loss") as info:
+        loop(pyhooks.MonitoredSession(pyhooks.EagerSessionCreator(step), [hook]))
+    assert "<pyhooks generated fused_step" in "".join(traceback.format_exception(info.value))
+    assert [tuple(map(float, v)) for v in seen] == [(4.0, 2.0), (6.0, 3.0), (8.0, 4.0),
+                                                    (10.0, 5.0)]
 
 
 def test_step_error_calls_after_error():

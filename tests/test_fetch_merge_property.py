@@ -200,3 +200,72 @@ def test_a_caller_list_edited_after_an_equal_one_is_seen():
         b[0] = TENSORS[1]
         assert sess.run(b) == [1.5]
         sess.close()
+
+
+# --------------------------------------------------------------------------- fused steps
+class Callables(KeepOpen):
+    """With ``make_callable``: plans get their callables, and steady steps are fused."""
+
+    def make_callable(self, fetches):
+        return SESSION.make_callable(fetches)
+
+
+FUSED_STEPS = 12
+# runs of the same choice (a party is fused after 3 equal steps), then a switch
+orders = st.lists(st.tuples(st.integers(0, 2), st.integers(1, 5)), min_size=FUSED_STEPS,
+                  max_size=FUSED_STEPS).map(
+    lambda runs: [choice for choice, length in runs for _ in range(length)][:FUSED_STEPS])
+# structures that cannot change in place: those are fused (a list or dict never is)
+frozen = st.recursive(
+    leaves,
+    lambda children: st.one_of(st.lists(children, max_size=3).map(tuple),
+                               st.tuples(children, children).map(lambda t: Pair(*t))),
+    max_leaves=8)
+
+
+class Chooser(pyhooks.SessionRunHook):
+    """Returns, at each step, one of a few args objects (or None), in a drawn order."""
+
+    def __init__(self, options, order):
+        self.options = [None if f is None else pyhooks.SessionRunArgs(f) for f in options]
+        self.order, self.step = order, 0
+
+    def before_run(self, run_context):
+        self.args = self.options[self.order[self.step] % len(self.options)]
+        return self.args
+
+    def after_run(self, run_context, run_values):
+        self.expected = None if self.args is None else SESSION.run(self.args.fetches)
+        self.results = run_values.results
+        self.step += 1
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(callers=st.lists(st.one_of(frozen, structures), min_size=1, max_size=2),
+       caller_order=orders,
+       choosers=st.lists(st.tuples(st.lists(st.one_of(st.none(), frozen, structures),
+                                            min_size=1, max_size=3), orders), max_size=4))
+def test_fused_steps_give_what_session_run_returns(callers, caller_order, choosers):
+    """Parties that keep handing over the same objects run through fused steps; any switch
+    (to another of a few structures, or to nothing) is seen at the step it happens."""
+    hooks = [Chooser(options, order) for options, order in choosers]
+    with GRAPH.as_default():
+        sess = pyhooks.MonitoredSession(Callables(), hooks)
+        for step in range(FUSED_STEPS):
+            caller = callers[caller_order[step] % len(callers)]
+            same(sess.run(caller), SESSION.run(caller))
+            for hook in hooks:
+                same(hook.results, hook.expected)
+        sess.close()
+
+
+def test_fused_steps_happen_in_the_property_above():
+    """The property above meets fused steps (else it would test the general path only)."""
+    hook = Chooser([(TENSORS[0], Pair(TENSORS[1], NOOP))], [0] * FUSED_STEPS)
+    with GRAPH.as_default():
+        sess = pyhooks.MonitoredSession(Callables(), [hook])
+        for _ in range(4):
+            assert sess.run(TENSORS[2]) == 3.0
+        assert sess._fused is not None  # noqa: SLF001 - the fast path is in use
+        assert hook.results == (0.0, Pair(1.5, None))
+        sess.close()

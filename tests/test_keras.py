@@ -322,3 +322,72 @@ def test_empty_feeds_and_options_are_ignored_and_the_batch_plan_is_kept():
     assert [float(v) for pair in hook.losses for v in pair] == pytest.approx(
         [logs[name] for logs in keras_logs.logs for name in ("loss", "mae")])
     assert len(hook.plans) == 1  # found again by its fetches: analysed (and compiled) once
+
+
+# --------------------------------------------------------------------------- fused batches
+class Steady(pyhooks.SessionRunHook):
+    """The same args object every batch (as pyhooks' own hooks): fused from the third batch."""
+
+    hook_name = "Steady"
+
+    def __init__(self, fetches=("loss", "mae"), stop_at=None, fail_in=None, fail_at=None):
+        self.args = pyhooks.SessionRunArgs(fetches)
+        self.stop_at, self.fail_in, self.fail_at = stop_at, fail_in, fail_at
+        self.results = []
+
+    def before_run(self, context):
+        if self.fail_in == "before_run" and len(self.results) + 1 == self.fail_at:
+            raise ValueError("bad before_run")
+        return self.args
+
+    def after_run(self, context, values):
+        self.results.append(values.results)
+        if self.fail_in == "after_run" and len(self.results) == self.fail_at:
+            raise ValueError("bad after_run")
+        if len(self.results) == self.stop_at:
+            context.request_stop()
+
+
+def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch):
+    import pyhooks.session as session_module
+
+    made = []
+    make_function = session_module.make_function
+    monkeypatch.setattr(session_module, "make_function",
+                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
+    choices = [pyhooks.SessionRunArgs("loss"), pyhooks.SessionRunArgs(("mae", "loss"))]
+
+    class Switch(Steady):  # three batches one way, three the other
+        def before_run(self, context):
+            return choices[len(self.results) // 3 % 2]
+
+    steady, switch = Steady(), Switch()
+    _, logs = fit([steady, switch], epochs=4)
+    assert len(logs) == len(steady.results) == len(switch.results) == 4 * BATCHES
+    for batch, entry in enumerate(logs):
+        assert steady.results[batch] == pytest.approx((entry["loss"], entry["mae"]))
+        expected = entry["loss"] if batch // 3 % 2 == 0 else (entry["mae"], entry["loss"])
+        assert switch.results[batch] == pytest.approx(expected)
+    assert made.count("before") == made.count("after") == 2  # one pair per set of args
+
+
+@pytest.mark.parametrize("method", ["before_run", "after_run"])
+def test_an_error_in_a_fused_batch_names_its_hook_and_calls_after_error(method):
+    import traceback
+
+    recorder = Recorder()
+    bad = Steady(fail_in=method, fail_at=6)
+    with pytest.raises(ValueError, match=f"bad {method}") as info:
+        fit([recorder, bad], epochs=3)
+    assert info.value.__notes__ == [f"pyhooks: raised in Steady.{method}()"]
+    where = "before" if method == "before_run" else "after"
+    assert f"<pyhooks generated {where}" in "".join(traceback.format_exception(info.value))
+    assert recorder.calls == ["begin", ("after_error", "ValueError")]
+    assert len(bad.results) == (5 if method == "before_run" else 6)
+
+
+def test_a_stop_requested_in_a_fused_batch_ends_fit_after_it():
+    hook = Steady(stop_at=6)
+    model, logs = fit([hook], epochs=5)
+    assert len(logs) == len(hook.results) == 6 and model.stop_training
+    assert int(model.optimizer.iterations.numpy()) == 6

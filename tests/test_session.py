@@ -332,3 +332,138 @@ def test_generated_hook_callers_show_their_lines_in_tracebacks_and_share_them():
     text = "".join(traceback.format_exception(info.value))
     assert "<pyhooks generated after_run" in text
     assert "h1.after_run(context, mine)" in text
+
+
+# --------------------------------------------------------------------------- fused steps
+# Hooks that return the same args objects step after step run, from the third
+# step on, through one generated function per plan (MonitoredSession._fuse).
+def fused_hooks(log, **bad):
+    """Three hooks with constant args (a tuple, a leaf, nothing), as pyhooks' own hooks."""
+    x, y = FakeTensor("x"), FakeTensor("y")
+    return [RecordingHook("a", log, fetches=(x, y), same_args=True),
+            RecordingHook("b", log, fetches=y, same_args=True, **bad),
+            RecordingHook("c", log)]
+
+
+def test_fused_steps_give_every_hook_its_results_in_order():
+    log = []
+    hooks = fused_hooks(log)
+    caller = FakeTensor("t")
+    with MonitoredSession(FakeCreator(callables=True), hooks) as sess:
+        results = [sess.run(caller) for _ in range(6)]
+    assert results == [f"t@{i}" for i in range(6)]
+    assert hooks[0].results == [(f"x@{i}", f"y@{i}") for i in range(6)]
+    assert hooks[1].results == [f"y@{i}" for i in range(6)]
+    assert hooks[2].results == [None] * 6
+    step = [(name, what) for name, what, *_ in log if what in ("before_run", "after_run")]
+    assert step == [("a", "before_run"), ("b", "before_run"), ("c", "before_run"),
+                    ("a", "after_run"), ("b", "after_run"), ("c", "after_run")] * 6
+    contexts = hooks[0].contexts
+    assert len({id(c) for c in contexts}) == 6 and contexts == hooks[2].contexts
+
+
+@pytest.mark.parametrize("method", ["before_run", "after_run"])
+def test_an_error_in_a_fused_step_names_its_hook_and_calls_after_error(method):
+    import traceback
+
+    log = []
+    hooks = fused_hooks(log, raise_in=method, raise_at=4)
+    caller = FakeTensor("t")  # the same fetch every step, as a train op
+    with pytest.raises(ValueError) as info:
+        with MonitoredSession(FakeCreator(callables=True), hooks) as sess:
+            for _ in range(6):
+                sess.run(caller)
+    assert info.value.__notes__ == [f"pyhooks: raised in RecordingHook.{method}()"]
+    assert "<pyhooks generated fused_step" in "".join(traceback.format_exception(info.value))
+    last = [(name, what) for name, what, *_ in log if what == method][-2:]
+    assert last == [("a", method), ("b", method)]  # c, after b, was not called
+    assert [entry for entry in log if entry[1] == "after_error"] == [
+        (name, "after_error", "ValueError") for name in "abc"]
+    assert hooks[0].runs == (4 if method == "before_run" else 5)
+
+
+def test_a_stop_requested_in_a_fused_step_ends_the_loop_after_it():
+    log = []
+    hooks = fused_hooks(log)
+    hooks[1].stop_at = 5
+    runs, caller = 0, FakeTensor("t")
+    with MonitoredSession(FakeCreator(callables=True), hooks) as sess:
+        while not sess.should_stop():
+            sess.run(caller)
+            runs += 1
+        with pytest.raises(RuntimeError, match="should_stop"):
+            sess.run(caller)
+    assert runs == 5 and hooks[2].runs == 5
+
+
+def test_hooks_switching_args_get_their_results_and_their_fused_steps_are_kept(monkeypatch):
+    """Args objects A A B B A A B B ...: each step gets its own results; each set of args
+    gets one fused step, made once (not again at every switch)."""
+    import pyhooks.session as session_module
+
+    made = []
+    make_function = session_module.make_function
+    monkeypatch.setattr(session_module, "make_function",
+                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
+
+    x, y = FakeTensor("x"), FakeTensor("y")
+    args = [pyhooks.SessionRunArgs(x), pyhooks.SessionRunArgs((y, x))]  # (a dict: never fused)
+
+    class Switch(pyhooks.SessionRunHook):
+        def __init__(self):
+            self.step, self.results = 0, []
+
+        def before_run(self, run_context):
+            return args[self.step // 2 % 2]
+
+        def after_run(self, run_context, run_values):
+            self.results.append(run_values.results)
+            self.step += 1
+
+    hook, steady = Switch(), RecordingHook("s", [], fetches=(y,), same_args=True)
+    with MonitoredSession(FakeCreator(callables=True), [hook, steady]) as sess:
+        got = [sess.run(x) for _ in range(16)]
+    assert got == [f"x@{i}" for i in range(16)]
+    assert hook.results == [f"x@{i}" if i // 2 % 2 == 0 else (f"y@{i}", f"x@{i}")
+                            for i in range(16)]
+    assert steady.results == [(f"y@{i}",) for i in range(16)]
+    assert made.count("fused_step") == 2
+
+
+def test_a_before_run_that_returns_an_attribute_is_read_and_a_replaced_one_is_called():
+    from pyhooks.hook import returns_attribute
+
+    x, y = FakeTensor("x"), FakeTensor("y")
+
+    class Marked(pyhooks.SessionRunHook):
+        def __init__(self):
+            self._args, self.results = pyhooks.SessionRunArgs(x), []
+
+        @returns_attribute("_args")
+        def before_run(self, run_context):
+            return self._args
+
+        def after_run(self, run_context, run_values):
+            self.results.append(run_values.results)
+
+    class Counting(Marked):  # overrides before_run: loses the mark, is called
+        calls = 0
+
+        def before_run(self, run_context):
+            self.calls += 1
+            return super().before_run(run_context)
+
+    marked, counting, replaced = Marked(), Counting(), Marked()
+    replaced_calls = []
+    replaced.before_run = lambda context: replaced_calls.append(context) or replaced._args
+    caller = FakeTensor("t")
+    with MonitoredSession(FakeCreator(callables=True), [marked, counting, replaced]) as sess:
+        for step in range(8):
+            if step == 5:  # the attribute changes: the step is not the fused one's
+                marked._args = pyhooks.SessionRunArgs(y)
+            sess.run(caller)
+    assert marked.results == [f"x@{i}" for i in range(5)] + [f"y@{i}" for i in range(5, 8)]
+    assert counting.calls == 8 and len(replaced_calls) == 8
+    assert counting.results == replaced.results == [f"x@{i}" for i in range(8)]
+    with pytest.raises(ValueError, match="attribute name"):
+        returns_attribute("not a name")

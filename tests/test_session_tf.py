@@ -53,6 +53,16 @@ class _FlakySession:
             raise creator.error
         return self._sess.run(*args, **kwargs)
 
+    def make_callable(self, fetches):
+        call, creator = self._sess.make_callable(fetches), self._creator
+
+        def run():
+            creator.calls += 1
+            if creator.calls == creator.fail_on_call:
+                raise creator.error
+            return call()
+        return run
+
     def close(self):
         self._sess.close()
 
@@ -111,6 +121,23 @@ def test_recovers_from_aborted_error_without_calling_begin_again():
     assert calls.count("after_create_session") == 2
     assert calls.count("after_run") == 2
     assert calls[-1] == "end"
+
+
+def test_recovery_drops_the_fused_step_of_the_old_session():
+    """Steady steps run fused, bound to the session's callable; after an AbortedError the
+    runner continues on the new session (a fused step of the old one would fail: closed)."""
+    model = Model()
+    hook = RecordingHook("h", [], fetches=(model.w, model.global_step), same_args=True)
+    creator = WrappedCreator(fail_on_call=6, error=tf.errors.AbortedError(None, None, "preempted"))
+    with model.graph.as_default():
+        with pyhooks.MonitoredSession(creator, [hook]) as sess:
+            for _ in range(10):
+                sess.run(model.train_op)
+            assert sess._fused is not None  # noqa: SLF001 - fused again on the new session
+    assert creator.created == 2
+    steps = [int(step) for _, step in hook.results]
+    assert len(steps) == 10 and steps[:5] == steps[5:]  # a new session starts afresh
+    assert steps[:5] == sorted(set(steps[:5]))
 
 
 def test_recovers_from_unavailable_error():

@@ -125,12 +125,13 @@ def check_bool(name, value):
     raise TypeError(f"`{name}` must be True or False, got {value!r} ({type(value).__name__}).")
 
 
-def to_numpy(value):
+def to_numpy(value, copy=True):
     """``value`` as numpy, converted as the eager and Keras backends hand values to hooks.
 
-    An eager tensor as its ``numpy()`` gives it (a copy), without TensorFlow's
-    two Python layers; a float as ``np.float64``; a numpy value as it is;
-    anything else through ``np.asarray``.
+    An eager tensor as its ``numpy()`` gives it (a copy, unless ``copy=False``:
+    for a value only read, the array may share the tensor's memory), without
+    TensorFlow's two Python layers; a float as ``np.float64``; a numpy value as
+    it is; anything else through ``np.asarray``.
     """
     if type(value) is float:  # Keras' logs
         return np.float64(value)
@@ -140,7 +141,7 @@ def to_numpy(value):
             array = internal()
         except Exception:  # noqa: BLE001 - numpy() raises TensorFlow's own error for it
             return value.numpy()
-        return array.copy() if type(array) is np.ndarray else array  # as numpy() does
+        return array.copy() if copy and type(array) is np.ndarray else array  # as numpy() does
     convert = getattr(value, "numpy", None)
     if convert is not None:
         return convert()

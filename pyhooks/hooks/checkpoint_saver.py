@@ -6,7 +6,7 @@ import logging
 import os
 
 from pyhooks.errors import NanLossDuringTrainingError
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read
@@ -79,6 +79,7 @@ class CheckpointSaverHook(SessionRunHook):
 
         backend = current_backend()
         self._global_step_tensor = global_step_read("CheckpointSaverHook")
+        self._args = SessionRunArgs(self._global_step_tensor)  # the same every step
         if backend is not None:  # eager / Keras: a tf.train.Checkpoint, no graph files
             self._writer = None
             self._saver = eager_saver(backend.kind, self._given_saver, self._scaffold,
@@ -103,8 +104,9 @@ class CheckpointSaverHook(SessionRunHook):
             self._save(session, step)
             self._timer.update_last_triggered_step(step)
 
+    @returns_attribute("_args")
     def before_run(self, run_context):
-        return SessionRunArgs(self._global_step_tensor)
+        return self._args
 
     def after_run(self, run_context, run_values):
         if self._timer.should_trigger_for_step(int(run_values.results) + 1):

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
 from pyhooks.hooks._common import deferred, global_step_read, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History
 from pyhooks.hooks._lookup import find_loss, graph_element
@@ -75,7 +75,7 @@ class HistorySaverHook(SessionRunHook):
     def begin(self):
         name = type(self).__name__
         self._history = History(self._metrics)
-        self._due = None  # the global step at which the next row is recorded
+        self._due = None  # the global step read (the value before a step) due for the next row
         self._step_tensor = global_step_read(name)
         # the values are converted only for the rows recorded (eager, Keras: _common.deferred)
         loss = deferred(find_loss(self._loss, name, required=True))
@@ -85,16 +85,16 @@ class HistorySaverHook(SessionRunHook):
         self._last = self._recorded = None
 
     def after_create_session(self, session, coord):
-        self._due = int(session.run(self._step_tensor)) + self._every_n_step
+        self._due = int(session.run(self._step_tensor)) + self._every_n_step - 1
 
+    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
         self._last = results = run_values.results
-        step = int(results[0]) + 1
-        if step >= self._due:
-            self._due = step + self._every_n_step
+        if results[0] >= self._due:  # a numpy integer: compared as it is (int() costs more)
+            self._due = int(results[0]) + self._every_n_step
             self._record(results)
 
     def _record(self, results):
@@ -103,7 +103,9 @@ class HistorySaverHook(SessionRunHook):
         if type(loss) in _SCALARS:  # a scalar loss (Keras' logs): no array work
             total, size = float(loss), 1
         else:
-            loss = np.asarray(to_numpy(loss))  # a deferred fetch: maybe an eager tensor
+            loss = to_numpy(loss, copy=False)  # a deferred fetch: maybe an eager tensor; read only
+            if type(loss) is not np.ndarray:
+                loss = np.asarray(loss)
             size = loss.size
             # a batch's losses: summed exactly in Python (numpy's dispatch costs more); big ones
             # by numpy (pairwise, in their dtype)

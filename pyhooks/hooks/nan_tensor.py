@@ -9,7 +9,7 @@ from math import isfinite
 import numpy as np
 
 from pyhooks.errors import NanLossDuringTrainingError, PyhooksWarning
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
 from pyhooks.hooks._common import check_bool, global_step_read
 
 __all__ = ["NanLossWarning", "NanTensorHook"]
@@ -58,6 +58,7 @@ class NanTensorHook(SessionRunHook):
         self._runs = 0
         self._args = SessionRunArgs(self._loss_tensor)
 
+    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 

@@ -87,10 +87,11 @@ class ProgressBarHook(SessionRunHook):
 
     def after_run(self, run_context, run_values):
         self._completed = run_context
-        if run_values.results is not None:
-            self._value = run_values.results
-        self.steps += 1
-        if self.steps >= self._next_check:
+        value = run_values.results
+        if value is not None:
+            self._value = value
+        self.steps = steps = self.steps + 1
+        if steps >= self._next_check:
             self._tick()
 
     def _tick(self):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
 from pyhooks.hooks._common import current_backend, global_step_read
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
@@ -55,7 +55,7 @@ class StepCounterHook(SessionRunHook):
         every_n_secs = check_positive("every_n_secs", every_n_secs, integer=False)
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
         self._every_n_steps = every_n_steps
-        self._due = -math.inf  # steps mode: the step from which the timer is asked again
+        self._due = -math.inf  # steps mode: the global step read from which the timer is asked
         self._output_dir = output_dir
         self._summary_writer = summary_writer
         self._writer = summary_writer
@@ -77,16 +77,17 @@ class StepCounterHook(SessionRunHook):
         self._last_global_step = None
         self._args = SessionRunArgs(self._global_step_tensor)
 
+    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
-        stale = int(run_values.results)
-        step = stale + 1
-        if step >= self._due and self._timer.should_trigger_for_step(step):
+        stale = run_values.results  # a numpy integer: compared as it is (int() costs more)
+        if stale >= self._due and self._timer.should_trigger_for_step(int(stale) + 1):
+            step = int(stale) + 1
             elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)
             if self._every_n_steps is not None:  # no clock needed before the next one is due
-                self._due = step + self._every_n_steps
+                self._due = step + self._every_n_steps - 1
             if elapsed_secs is not None and elapsed_secs > 0:
                 self._record(elapsed_steps / elapsed_secs, step)
         if stale == self._last_global_step and self._warned < 5:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
 from pyhooks.hooks._common import global_step_read
 from pyhooks.timer import check_positive
 
@@ -53,6 +53,7 @@ class StopAtStepHook(SessionRunHook):
 
     def begin(self):
         self._global_step_tensor = global_step_read("StopAtStepHook")
+        self._args = SessionRunArgs(self._global_step_tensor)  # the same every step
         self._last_step = self._given_last_step
 
     def after_create_session(self, session, coord):
@@ -62,8 +63,9 @@ class StopAtStepHook(SessionRunHook):
         if step >= self._last_step:
             coord.request_stop()
 
+    @returns_attribute("_args")
     def before_run(self, run_context):
-        return SessionRunArgs(self._global_step_tensor)
+        return self._args
 
     def after_run(self, run_context, run_values):
         if int(run_values.results) + 1 >= self._last_step:

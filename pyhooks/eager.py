@@ -336,7 +336,12 @@ class _Evaluator:
             "if evaluator._closed:",
             "    raise RuntimeError('Attempted to use a closed EagerSession.')",
             "step_before = stepper.value",
-            "outputs = step()",
+            "call = stepper._call",
+            "if call is not None and stepper._owned:  # stepper.step(), inlined",
+            "    outputs = call()",
+            "    stepper.value = step_before + 1",
+            "else:",
+            "    outputs = step()",
             "if type(outputs) is not dict:",
             "    outputs = evaluator._wrap(outputs)",
             "evaluator._outputs = outputs"]

@@ -139,6 +139,22 @@ def test_repr_is_an_r_style_table():
     assert len(history) == 2
 
 
+def test_rows_added_as_dicts_or_as_values_read_back_as_columns_and_rows():
+    history = History(metrics={"acc": None})
+    history.append({"steps": 2, "acc": 0.5, "total_losses": 4.0, "mean_losses": 1.0})
+    history.append_values((2.0, 8.0, 4, 0.75))
+    assert history.columns == ["mean_losses", "total_losses", "steps", "acc"]
+    assert history.to_dict() == {"mean_losses": [1.0, 2.0], "total_losses": [4.0, 8.0],
+                                 "steps": [2, 4], "acc": [0.5, 0.75]}
+    assert history.rows()[1] == {"mean_losses": 2.0, "total_losses": 8.0, "steps": 4, "acc": 0.75}
+    with pytest.raises(ValueError, match=r"a row has 4 values \(mean_losses, total_losses, "
+                                         r"steps, acc\), got 3"):
+        history.append_values((1.0, 2.0, 3))
+    with pytest.raises(KeyError, match="acc"):
+        history.append({"mean_losses": 1.0, "total_losses": 2.0, "steps": 3})
+    assert len(history) == 2
+
+
 def test_repr_of_empty_and_special_values():
     assert repr(History()) == "<History: 0 rows> columns: mean_losses, total_losses, steps"
     history = History()

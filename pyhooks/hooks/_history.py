@@ -34,25 +34,31 @@ class History:
     """
 
     def __init__(self, metrics=()):
-        self._columns = {name: [] for name in (*BASE_COLUMNS, *metrics)}
+        self._names = (*BASE_COLUMNS, *metrics)
+        self._rows = []  # tuples in column order: a row is one append (read as columns)
 
     @property
     def columns(self):
-        return list(self._columns)
+        return list(self._names)
 
     def append(self, row):
         """Adds one row given as ``{column: value}`` (every column required)."""
-        for name, column in self._columns.items():
-            column.append(row[name])
+        self._rows.append(tuple(row[name] for name in self._names))
+
+    def append_values(self, values):
+        """Adds one row given as a tuple of its values in column order."""
+        if len(values) != len(self._names):
+            raise ValueError(f"a row has {len(self._names)} values ({', '.join(self._names)}), "
+                             f"got {len(values)}")
+        self._rows.append(values)
 
     def to_dict(self):
         """``{column: [values]}`` as Python floats and ints."""
-        return {name: list(column) for name, column in self._columns.items()}
+        return {name: [row[i] for row in self._rows] for i, name in enumerate(self._names)}
 
     def rows(self):
         """The rows as ``{column: value}`` dicts, in recording order."""
-        names = list(self._columns)
-        return [dict(zip(names, values)) for values in zip(*self._columns.values())]
+        return [dict(zip(self._names, row)) for row in self._rows]
 
     def to_pandas(self):
         """A ``pandas.DataFrame`` of the history (needs pandas: ``pip install pandas``)."""
@@ -63,13 +69,13 @@ class History:
         return pandas.DataFrame(self.to_dict())
 
     def __len__(self):
-        return len(self._columns["steps"])
+        return len(self._rows)
 
     def __repr__(self):
         if not len(self):
-            return f"<History: 0 rows> columns: {', '.join(self._columns)}"
+            return f"<History: 0 rows> columns: {', '.join(self._names)}"
         cells = [["", *map(str, range(1, len(self) + 1))]]
-        cells += [[name, *_r_format(column)] for name, column in self._columns.items()]
+        cells += [[name, *_r_format(column)] for name, column in self.to_dict().items()]
         widths = [max(map(len, column)) for column in cells]
         lines = []
         for i in range(len(self) + 1):

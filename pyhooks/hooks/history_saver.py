@@ -111,10 +111,10 @@ class HistorySaverHook(SessionRunHook):
             # by numpy (pairwise, in their dtype)
             total = (math.fsum(loss.ravel().tolist()) if size <= _SMALL else
                      float(_sum(loss, None)))
-        row = {"mean_losses": total / max(size, 1), "total_losses": total, "steps": int(step) + 1}
+        row = (total / max(size, 1), total, int(step) + 1)  # in BASE_COLUMNS' order
         if self._metrics:
-            row.update(zip(self._metrics, map(_number, results[2:])))
-        self._history.append(row)
+            row += tuple(map(_number, results[2:]))
+        self._history.append_values(row)
         if self._path is not None:
             if self._file is None:
                 os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
@@ -122,7 +122,7 @@ class HistorySaverHook(SessionRunHook):
                 self._csv = csv.writer(self._file)
                 if self._file.tell() == 0:
                     self._csv.writerow(self._history.columns)
-            self._csv.writerow([row[name] for name in self._history.columns])
+            self._csv.writerow(row)
             self._file.flush()
 
     def end(self, session):

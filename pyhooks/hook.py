@@ -145,6 +145,20 @@ class SessionRunContext:
         return f"SessionRunContext(stop_requested={self._stop_requested})"
 
 
+def context_class(original_args, session):
+    """A :class:`SessionRunContext` subclass whose instances have these args and session.
+
+    For the runner's fused steps, which make one context per step for the
+    same caller's args and session: ``cls()`` is made without running
+    ``__init__`` (about half the cost); the caller sets ``_stop_requested =
+    False`` on each instance. The instances behave as any context (same
+    attributes, ``request_stop``, ``isinstance``, repr).
+    """
+    return type("SessionRunContext", (SessionRunContext,), {
+        "__slots__": (), "__module__": __name__, "__init__": object.__init__,
+        "_original_args": original_args, "_session": session})
+
+
 def returns_attribute(name):
     """Marks a ``before_run`` that is exactly ``return self.<name>`` and does nothing else.
 

@@ -42,7 +42,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 from pyhooks._plans import PlanCache
 from pyhooks.eager import StepGraph, _compile_leaves, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, SessionRunContext, hooks_by_method
+from pyhooks.hook import SessionRunArgs, context_class, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.session import (FusedKept, _call, _check_hooks, _Coordinator, _generate, _indent,
                               _is_end_of_input, _names, after_run_caller, before_run_caller,
@@ -155,6 +155,7 @@ class HooksCallback(keras.callbacks.Callback):
             step = getattr(step, "value", step)  # a Keras variable's tf.Variable
         graph = StepGraph(step, kind="keras")
         self.session = session = KerasSession(graph)
+        self._make_context = context_class(_CALLER_ARGS, session)  # a context per batch, cheaply
         self._plans.clear()  # their evaluators belong to the last fit's session
         self._fused = None
         self._fused_made.clear()
@@ -177,7 +178,8 @@ class HooksCallback(keras.callbacks.Callback):
         self._first_batch = batch
         if not self._step_hooks:
             return
-        self._context = context = SessionRunContext(_CALLER_ARGS, self.session)
+        self._context = context = self._make_context()
+        context._stop_requested = False
         try:
             fused = self._fused
             if fused is None:

@@ -41,7 +41,7 @@ from time import perf_counter
 from pyhooks._codegen import make_function
 from pyhooks._plans import FetchMerger, PlanCache, expression, rebuild, written_out
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues,
+from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues, context_class,
                           fixed_args_attribute, hooks_by_method)
 
 __all__ = [
@@ -675,10 +675,11 @@ class _MonitoredSessionBase:
             value_lines, values, value_names = inlined_values(plan, source)
         before, check, after, names = fused_calls(self._before_hooks, self._after_hooks, plan,
                                                   args_list, values, value_names)
-        names.update(runner=self, sess=self._sess, Context=SessionRunContext, FETCHES=fetches,
-                     ARGS=_NO_ARGS if fetches is None else SessionRunArgs(fetches),
-                     call=plan.call)
-        lines = ["def fused_step():", "    context = Context(ARGS, sess)", *_indent(before),
+        names.update(runner=self, sess=self._sess, FETCHES=fetches, call=plan.call,
+                     Context=context_class(_NO_ARGS if fetches is None else
+                                           SessionRunArgs(fetches), self._sess))
+        lines = ["def fused_step():", "    context = Context()",
+                 "    context._stop_requested = False", *_indent(before),
                  f"    if {check}:  # not this plan's step",
                  "        return runner._after_before_run(",
                  f"            context, [{_names('r', len(self._before_hooks))}],"

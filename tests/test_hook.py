@@ -39,6 +39,22 @@ def test_base_hook_methods_are_noops():
     assert overridden_methods(hook) == frozenset()
 
 
+def test_contexts_of_a_context_class_are_independent_contexts():
+    from pyhooks.hook import context_class
+
+    args, session = pyhooks.SessionRunArgs("x"), object()
+    make = context_class(args, session)
+    first, second = make(), make()
+    first._stop_requested = second._stop_requested = False
+    assert isinstance(first, pyhooks.SessionRunContext)
+    assert first.original_args is args and first.session is session
+    first.request_stop()
+    assert first.stop_requested and not second.stop_requested
+    assert repr(second) == "SessionRunContext(stop_requested=False)"
+    with pytest.raises(AttributeError):
+        first.extra = 1  # slots only, as SessionRunContext
+
+
 def test_overridden_methods_sees_subclass_and_instance_overrides():
     class Hook(pyhooks.SessionRunHook):
         def after_run(self, run_context, run_values):

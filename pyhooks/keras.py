@@ -33,6 +33,8 @@ after one batch.
 
 from __future__ import annotations
 
+from functools import partial
+
 try:
     import keras
 except ImportError as error:  # pragma: no cover - depends on the installation
@@ -142,8 +144,7 @@ class HooksCallback(keras.callbacks.Callback):
         self._plan = None
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
         self._fusable = fusable(self._before_hooks, self._after_hooks)
-        self._fused = None  # (before, after) bound to one plan: see _fuse
-        self._fused_made = FusedKept()
+        self._fused_made = FusedKept()  # batch methods made for a plan: see _fuse
 
     # -- lifetime
     def on_train_begin(self, logs=None):
@@ -157,7 +158,7 @@ class HooksCallback(keras.callbacks.Callback):
         self.session = session = KerasSession(graph)
         self._make_context = context_class(_CALLER_ARGS, session)  # a context per batch, cheaply
         self._plans.clear()  # their evaluators belong to the last fit's session
-        self._fused = None
+        self._unfuse()
         self._fused_made.clear()
         self._active = True
         self._install_guard(model)
@@ -181,32 +182,55 @@ class HooksCallback(keras.callbacks.Callback):
         self._context = context = self._make_context()
         context._stop_requested = False
         try:
-            fused = self._fused
-            if fused is None:
-                args_list = self._call_before(context)
-            else:  # None: the hooks returned the args of the fused plan
-                args_list = fused[0](context)
-                if args_list is None:
-                    self._plan = fused
-                    return
+            args_list = self._call_before(context)
+        except BaseException as error:
+            self._fail(error)
+            raise
+        self._planned_batch(context, args_list)
+
+    def _planned_batch(self, context, args_list):
+        """The rest of ``on_train_batch_begin`` once the hooks gave ``args_list``: the plan.
+
+        Hooks that return the same args objects batch after batch (found twice
+        in a row) get their batches fused (:meth:`_fuse`) from the next one on.
+        """
+        try:
             self._plan = plan = (self._plans.get(None, args_list) or
                                  self._fetches_only(args_list))
             if self._plans.stable and self._fusable:
-                self._fused = self._fused_made.get(
-                    args_list, lambda: self._fused_pair(plan, args_list))
+                self._fuse(self._fused_made.get(
+                    args_list, lambda: self._fused_pair(plan, args_list)))
         except BaseException as error:
             self._fail(error)
             raise
 
+    def _fuse(self, pair):
+        """Installs ``pair``, the batch methods made for one plan (see :meth:`_fused_pair`).
+
+        They are set on the instance (a subclass that overrides a batch method
+        is left as it is); :meth:`_unfuse` removes them.
+        """
+        cls = type(self)
+        if (cls.on_train_batch_begin is HooksCallback.on_train_batch_begin
+                and cls.on_train_batch_end is HooksCallback.on_train_batch_end):
+            self.on_train_batch_begin, self.on_train_batch_end = pair
+
+    def _unfuse(self):
+        for name in ("on_train_batch_begin", "on_train_batch_end"):
+            try:
+                delattr(self, name)  # the instance's, if fused: the class's methods again
+            except AttributeError:
+                pass
+
     def _fused_pair(self, plan, args_list):
-        """``(before, after)``: from the next batch on, the hooks run through them.
+        """``(on_train_batch_begin, on_train_batch_end)`` made for ``plan`` and ``args_list``.
 
         As the runner's fused step (:meth:`pyhooks.MonitoredSession._fuse`):
-        ``before(context)`` calls every ``before_run`` and gives ``None`` when
-        they returned ``args_list`` again (else their new list);
-        ``after(logs, step_before, context)`` takes the values from the logs,
-        moves the session's step on and calls every ``after_run`` with
-        constant picks.
+        the begin calls every ``before_run`` and, if one returned something
+        other than ``args_list``, hands the batch to :meth:`_planned_batch`;
+        the end takes the values from the logs, moves the session's step on
+        and calls every ``after_run`` with the plan's constant picks (a batch
+        that was not fused goes to the class's ``on_train_batch_end``).
         """
         session = self.session
         value_lines, values, value_names = [], "vals", {}
@@ -215,13 +239,38 @@ class HooksCallback(keras.callbacks.Callback):
             value_lines, values, value_names = inlined_values(plan, source)
         before, check, after, names = fused_calls(self._before_hooks, self._after_hooks, plan,
                                                   args_list, values, value_names)
-        names["session"] = session
-        return (
-            _generate(["def before(context):", *_indent(before), f"    if {check}:",
-                       f"        return [{_names('r', len(self._before_hooks))}]"],
-                      "before", names),
-            _generate(["def after(outputs, step_before, context):", *_indent(value_lines),
-                       "    session.step = step_before + 1", *_indent(after)], "after", names))
+        mark = object()  # this pair's batches
+        names.update(callback=self, session=session, Context=self._make_context, MARK=mark,
+                     general_end=partial(HooksCallback.on_train_batch_end, self))
+        begin = ["def on_train_batch_begin(batch, logs=None):",
+                 "    callback._first_batch = batch",
+                 "    callback._context = context = Context()",
+                 "    context._stop_requested = False",
+                 "    try:", *_indent(before, 2),
+                 "    except BaseException as error:",
+                 "        callback._fail(error)",
+                 "        raise",
+                 f"    if {check}:  # not this plan's batch",
+                 "        return callback._planned_batch(",
+                 f"            context, [{_names('r', len(self._before_hooks))}])",
+                 "    callback._plan = MARK"]
+        end = ["def on_train_batch_end(batch, logs=None):",
+               "    if callback._plan is not MARK:",
+               "        return general_end(batch, logs)",
+               "    if logs is None:",
+               "        logs = {}",
+               "    session._outputs = outputs = logs",
+               "    step_before = session.step + batch - callback._first_batch",
+               "    context = callback._context",
+               "    try:", *_indent(value_lines, 2),
+               "        session.step = step_before + 1", *_indent(after, 2),
+               "    except BaseException as error:",
+               "        callback._fail(error)",
+               "        raise",
+               "    if context._stop_requested:",
+               "        callback.model.stop_training = True"]
+        return (_generate(begin, "on_train_batch_begin", names),
+                _generate(end, "on_train_batch_end", names))
 
     def _fetches_only(self, args_list):
         """The plan of hooks' args that carry feeds or options: empty ones are ignored.
@@ -248,17 +297,14 @@ class HooksCallback(keras.callbacks.Callback):
             session.step = reached
             return
         try:
-            if type(plan) is tuple:  # fused: values, session.step = reached, after_run calls
-                plan[1](logs, reached - 1, context)
-            else:
-                values = ()
-                if not plan.direct:
-                    if plan.call is None:
-                        plan.call = session._values_function(  # noqa: SLF001
-                            _compile_leaves(plan.flat))
-                    values = plan.call(logs, reached - 1)
-                session.step = reached
-                self._call_after(plan.after_picks, values, context)
+            values = ()
+            if not plan.direct:
+                if plan.call is None:
+                    plan.call = session._values_function(  # noqa: SLF001
+                        _compile_leaves(plan.flat))
+                values = plan.call(logs, reached - 1)
+            session.step = reached
+            self._call_after(plan.after_picks, values, context)
         except BaseException as error:
             self._fail(error)
             raise
@@ -269,6 +315,7 @@ class HooksCallback(keras.callbacks.Callback):
         if not self._active:
             return
         self._active = False
+        self._unfuse()
         self._remove_guard()
         for hook in self._end_hooks:
             _call(hook, "end", self.session)
@@ -278,6 +325,7 @@ class HooksCallback(keras.callbacks.Callback):
         if not self._active:
             return
         self._active = False
+        self._unfuse()
         self._remove_guard()
         call_after_error(self._error_hooks, self.session, error)
 

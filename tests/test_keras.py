@@ -353,8 +353,8 @@ def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch):
 
     made = []
     make_function = session_module.make_function
-    monkeypatch.setattr(session_module, "make_function",
-                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
+    monkeypatch.setattr(session_module, "make_function", lambda lines, name, namespace: (
+        made.append(name) or make_function(lines, name, namespace)))
     choices = [pyhooks.SessionRunArgs("loss"), pyhooks.SessionRunArgs(("mae", "loss"))]
 
     class Switch(Steady):  # three batches one way, three the other
@@ -368,7 +368,8 @@ def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch):
         assert steady.results[batch] == pytest.approx((entry["loss"], entry["mae"]))
         expected = entry["loss"] if batch // 3 % 2 == 0 else (entry["mae"], entry["loss"])
         assert switch.results[batch] == pytest.approx(expected)
-    assert made.count("before") == made.count("after") == 2  # one pair per set of args
+    # one pair of batch methods per set of args
+    assert made.count("on_train_batch_begin") == made.count("on_train_batch_end") == 2
 
 
 @pytest.mark.parametrize("method", ["before_run", "after_run"])
@@ -380,7 +381,7 @@ def test_an_error_in_a_fused_batch_names_its_hook_and_calls_after_error(method):
     with pytest.raises(ValueError, match=f"bad {method}") as info:
         fit([recorder, bad], epochs=3)
     assert info.value.__notes__ == [f"pyhooks: raised in Steady.{method}()"]
-    where = "before" if method == "before_run" else "after"
+    where = "on_train_batch_begin" if method == "before_run" else "on_train_batch_end"
     assert f"<pyhooks generated {where}" in "".join(traceback.format_exception(info.value))
     assert recorder.calls == ["begin", ("after_error", "ValueError")]
     assert len(bad.results) == (5 if method == "before_run" else 6)
@@ -391,3 +392,17 @@ def test_a_stop_requested_in_a_fused_batch_ends_fit_after_it():
     model, logs = fit([hook], epochs=5)
     assert len(logs) == len(hook.results) == 6 and model.stop_training
     assert int(model.optimizer.iterations.numpy()) == 6
+
+
+def test_a_callback_fused_in_one_fit_starts_the_next_fit_afresh():
+    hook = Steady()
+    callback = pyhooks.keras_callback([hook])
+    model = make_model()
+    keras_logs = LogsRecorder()
+    for epochs in (2, 1):
+        model.fit(X, Y, batch_size=8, epochs=epochs, verbose=0, shuffle=False,
+                  callbacks=[callback, keras_logs])
+        assert "on_train_batch_begin" not in vars(callback)  # the class's methods again
+    assert len(hook.results) == len(keras_logs.logs) == 3 * BATCHES
+    for results, entry in zip(hook.results, keras_logs.logs):
+        assert results == pytest.approx((entry["loss"], entry["mae"]))

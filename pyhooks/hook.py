@@ -159,26 +159,30 @@ def context_class(original_args, session):
         "_original_args": original_args, "_session": session})
 
 
-def returns_attribute(name):
-    """Marks a ``before_run`` that is exactly ``return self.<name>`` and does nothing else.
+def returns_attribute(name, keep_context=None):
+    """Marks a ``before_run`` that only returns ``self.<name>`` (and may keep the context).
 
-    For pyhooks' own hooks, whose ``before_run`` hands back the
-    :class:`SessionRunArgs` made in ``begin()``: a fused step (see
-    :meth:`pyhooks.session._MonitoredSessionBase._fuse`) reads the attribute
+    The method must be exactly ``return self.<name>``, or with ``keep_context``
+    ``self.<keep_context> = run_context; return self.<name>``. For pyhooks' own
+    hooks, whose ``before_run`` hands back the :class:`SessionRunArgs` made
+    in ``begin()``: a fused step (see
+    :meth:`pyhooks.session._MonitoredSessionBase._fuse`) does that itself
     instead of calling the method. A subclass or an instance that replaces
     ``before_run`` loses the mark and is called as usual (:func:`fixed_args_attribute`).
     """
-    if not name.isidentifier():
-        raise ValueError(f"`name` must be an attribute name, got {name!r}")
+    for attribute in (name, keep_context or "_"):
+        if not attribute.isidentifier():
+            raise ValueError(f"`name` and `keep_context` must be attribute names, got "
+                             f"{attribute!r}")
 
     def mark(before_run):
-        before_run.pyhooks_returns = name
+        before_run.pyhooks_returns = (name, keep_context)
         return before_run
     return mark
 
 
 def fixed_args_attribute(hook):
-    """The attribute ``hook.before_run`` returns (see :func:`returns_attribute`), or ``None``."""
+    """``(name, keep_context)`` of ``hook.before_run`` (see :func:`returns_attribute`), or ``None``."""
     in_class = _class_attribute(type(hook), "before_run")
     if in_class is None or _set_on_instance(hook, "before_run", in_class):
         return None

@@ -318,10 +318,17 @@ def fused_calls(before_hooks, after_hooks, plan, args_list, values="vals", value
     after = _calls("after_run", "a", [[f"a{k}.after_run(context, {result})"]
                                       for k, result in enumerate(results)])
     before = _calls("before_run", "b", [
-        [f"r{k} = b{k}.before_run(context)" if attribute is None else
-         f"r{k} = b{k}.{attribute}  # its before_run returns it"]
-        for k, attribute in enumerate(map(fixed_args_attribute, before_hooks))])
+        _before_run_lines(k, fixed_args_attribute(hook)) for k, hook in enumerate(before_hooks)])
     return before, check, after, names
+
+
+def _before_run_lines(k, marked):
+    """Hook k's before_run in a fused step: called, or done as its mark says it is."""
+    if marked is None:
+        return [f"r{k} = b{k}.before_run(context)"]
+    name, keep_context = marked
+    return [*([f"b{k}.{keep_context} = context"] if keep_context else []),
+            f"r{k} = b{k}.{name}  # what its before_run does (hook.returns_attribute)"]
 
 
 def _before_calls(count, prefix):

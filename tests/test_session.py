@@ -465,5 +465,31 @@ def test_a_before_run_that_returns_an_attribute_is_read_and_a_replaced_one_is_ca
     assert marked.results == [f"x@{i}" for i in range(5)] + [f"y@{i}" for i in range(5, 8)]
     assert counting.calls == 8 and len(replaced_calls) == 8
     assert counting.results == replaced.results == [f"x@{i}" for i in range(8)]
-    with pytest.raises(ValueError, match="attribute name"):
+    with pytest.raises(ValueError, match="attribute names, got 'not a name'"):
         returns_attribute("not a name")
+    with pytest.raises(ValueError, match="attribute names, got '1x'"):
+        returns_attribute("_args", keep_context="1x")
+
+
+def test_a_marked_before_run_that_keeps_its_context_keeps_each_steps():
+    from pyhooks.hook import returns_attribute
+
+    class Keeping(pyhooks.SessionRunHook):
+        def __init__(self):
+            self._args, self.kept = pyhooks.SessionRunArgs(FakeTensor("x")), []
+
+        @returns_attribute("_args", keep_context="_context")
+        def before_run(self, run_context):
+            self._context = run_context
+            return self._args
+
+        def after_run(self, run_context, run_values):
+            self.kept.append((self._context, run_context, run_values.results))
+
+    hook, caller = Keeping(), FakeTensor("t")
+    with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
+        for _ in range(6):
+            sess.run(caller)
+    assert [results for _, _, results in hook.kept] == [f"x@{i}" for i in range(6)]
+    assert all(kept is context for kept, context, _ in hook.kept)
+    assert len({id(context) for _, context, _ in hook.kept}) == 6

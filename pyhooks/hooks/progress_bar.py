@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
 from pyhooks.hooks._common import deferred
 from pyhooks.hooks._lookup import find_loss
 from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
@@ -77,6 +77,7 @@ class ProgressBarHook(SessionRunHook):
         if self._start is None:
             self._start = self.clock()
 
+    @returns_attribute("_args", keep_context="_context")
     def before_run(self, run_context):
         self._context = run_context
         # Every step, so that a run stopped early ends on its true last loss. It

@@ -4,7 +4,9 @@ A call site that always meets the same class is specialised by CPython (3.11+);
 a loop over several hook classes, or over leaves of several kinds, is not, and
 pays for its own bookkeeping. The runner therefore generates, once per hook list
 or step plan, straight-line functions with one call site per hook or leaf
-(:func:`pyhooks.session.before_run_caller`, :meth:`pyhooks.eager._Evaluator._values_function`).
+(:func:`pyhooks.session.before_run_caller`, :meth:`pyhooks.eager._Evaluator._values_function`),
+and for steady steps one function doing the whole step
+(:meth:`pyhooks.session._MonitoredSessionBase._fuse`, the Keras adapter's batch methods).
 
 Sources repeat (every runner with four hooks generates the same caller). Each
 use is compiled anew: CPython keeps its specialisations in the code object, and

@@ -19,7 +19,8 @@ nested list/tuple/dict/namedtuple:
 - a ``tf.Variable`` (or a Keras variable): its value after the step;
 - the global step read (``graph.global_step_read()``, what the hooks fetch):
   the global step *before* the step, as the read tensor gives in a graph (the
-  step reached is that value + 1);
+  step reached is that value + 1), a numpy integer; pyhooks' own hooks fetch
+  it through ``hooks._common.deferred`` and get the same value as a Python int;
 - ``graph.get_collection("losses")[0]``: the step's loss, i.e. its ``"losses"``
   output (per-example, as pyhooks' estimators put in that collection) if it has
   one, else ``"loss"``.
@@ -90,6 +91,20 @@ class _GlobalStepRead:
         return "<global step read: the value before the step>"
 
 
+class _StepInt:
+    """The global step read as a Python int: what pyhooks' own hooks fetch (see StepGraph.deferred).
+
+    Comparing and converting a Python int costs a fraction of a numpy
+    integer's, at every step; users' fetches of the step read stay numpy.
+    """
+
+    __slots__ = ()
+    name = "global_step"
+
+    def __repr__(self):
+        return "<global step read: the value before the step, as a Python int>"
+
+
 class _Step:
     __slots__ = ()
 
@@ -118,10 +133,12 @@ class Deferred:
 
 LOSS = _Loss()
 GLOBAL_STEP_READ = _GlobalStepRead()
+GLOBAL_STEP_INT = _StepInt()
 STEP = _Step()  # what the runner sends in place of a None fetch (``pyhooks_step_fetch``)
-_NAME, _LOSS_KIND, _STEP_READ, _RUN, _VARIABLE, _DEFERRED = 1, 2, 3, 4, 5, 6
+_NAME, _LOSS_KIND, _STEP_READ, _RUN, _VARIABLE, _DEFERRED, _STEP_INT = 1, 2, 3, 4, 5, 6, 7
 _KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN,
-          Deferred: _DEFERRED}
+          Deferred: _DEFERRED, _StepInt: _STEP_INT}
+_READS = (_STEP_READ, _STEP_INT)  # fetches that read the global step: no step needed
 _kind = _KINDS.get
 _STEP_BLOCK = 1024  # global step values made as numpy scalars at once
 
@@ -150,7 +167,7 @@ def _has_output(fetches):
     """True if ``fetches`` names a step output (or is the step itself): running it takes a step."""
     kind = _kind(type(fetches))
     if kind is not None:
-        return kind != _STEP_READ
+        return kind not in _READS
     if isinstance(fetches, dict):
         fetches = fetches.values()
     elif not isinstance(fetches, (list, tuple)):
@@ -160,7 +177,7 @@ def _has_output(fetches):
         if kind is None:
             if _has_output(fetch):
                 return True
-        elif kind != _STEP_READ:
+        elif kind not in _READS:
             return True
     return False
 
@@ -204,8 +221,12 @@ class StepGraph:
     def deferred(self, fetch):
         """``fetch`` (a step output or the loss) as a :class:`Deferred`; anything else as is.
 
-        One object per output, so that hooks asking for the same output share one fetch.
+        One object per output, so that hooks asking for the same output share
+        one fetch. The global step read becomes :data:`GLOBAL_STEP_INT` (its
+        value as a Python int).
         """
+        if fetch is GLOBAL_STEP_READ:
+            return GLOBAL_STEP_INT
         if not isinstance(fetch, (Output, _Loss)):
             return fetch
         key = fetch.name if isinstance(fetch, Output) else None
@@ -216,7 +237,7 @@ class StepGraph:
     def element(self, value, what, hook_name):
         if isinstance(value, str):
             return Output(value[:-2] if value.endswith(":0") else value)
-        if isinstance(value, (Output, _Loss, _GlobalStepRead)) or callable(
+        if isinstance(value, (Output, _Loss, _GlobalStepRead, _StepInt)) or callable(
                 getattr(value, "numpy", None)):
             return value
         from pyhooks.hooks._lookup import HookSetupError
@@ -251,6 +272,8 @@ class _Evaluator:
             name = fetch if type(fetch) is str else fetch.name
         elif kind == _STEP_READ:
             return self._step_value(step_before)
+        elif kind == _STEP_INT:
+            return step_before
         elif kind == _LOSS_KIND:
             name = "losses" if "losses" in outputs else "loss"
         elif kind == _RUN:
@@ -355,8 +378,8 @@ class _Evaluator:
         items, done = [], {}  # done: what an earlier leaf computed -> its item
         for position, (kind, arg) in enumerate(leaves):
             key = (kind, arg) if kind != _VARIABLE else (kind, id(arg))
-            if key in done or kind == _RUN:
-                items.append(done.get(key, "None"))
+            if key in done or kind in (_RUN, _STEP_INT):
+                items.append(done.get(key, "None" if kind == _RUN else "step_before"))
                 continue
             item = done[key] = f"v{position}"
             items.append(item)
@@ -428,7 +451,7 @@ def _deferred_name(fetch):
 
 
 def _takes_step(leaves):
-    return any(kind != _STEP_READ and kind != _VARIABLE for kind, _ in leaves)
+    return any(kind not in _READS and kind != _VARIABLE for kind, _ in leaves)
 
 
 class _Stepper:

@@ -153,6 +153,29 @@ def test_outputs_hooks_use_now_and_then_are_converted_only_when_used():
     assert np.array_equal(np.asarray(last), ref[2]["losses"])
 
 
+def test_the_global_step_is_numpy_for_users_and_an_int_for_pyhooks_hooks():
+    """A user's fetch of the step read is a numpy integer (as in a graph); pyhooks' own hooks
+    fetch it through deferred() and get the same value as a Python int."""
+    from pyhooks.hooks._common import deferred, global_step_read
+
+    class Both(pyhooks.SessionRunHook):
+        def begin(self):
+            read = global_step_read("Both")
+            self.args, self.seen = pyhooks.SessionRunArgs((read, deferred(read))), []
+
+        def before_run(self, run_context):
+            return self.args
+
+        def after_run(self, run_context, run_values):
+            self.seen.append(run_values.results)
+
+    both, history = Both(), pyhooks.HistorySaverHook(every_n_step=2)
+    loop(session(Model(), [both, history]), max_steps=5)
+    assert [(type(a), type(b)) for a, b in both.seen] == [(np.int64, int)] * 5
+    assert [(int(a), b) for a, b in both.seen] == [(i, i) for i in range(5)]
+    assert history.history.to_dict()["steps"] == [2, 4, 5]  # the hooks count with the int
+
+
 def test_missing_output_asked_unconverted_by_a_hook_fails_the_loop():
     recorder = Recorder()
     hook = pyhooks.HistorySaverHook(metrics={"acc": "accuracy"})

@@ -80,7 +80,8 @@ def deferred(fetch):
     backend that converts every fetched value to numpy (eager, Keras: about
     1.5 µs per tensor), a fetch whose value comes back unconverted (an eager
     tensor; a Keras log value as it is); the hook converts it, e.g. with
-    ``np.asarray``, when it uses it.
+    ``np.asarray``, when it uses it. The global step read comes back as a
+    Python int there (a numpy integer costs more to compare, at every step).
     """
     backend = _backend.get()
     make = getattr(backend, "deferred", None)

@@ -81,7 +81,8 @@ class HistorySaverHook(SessionRunHook):
         loss = deferred(find_loss(self._loss, name, required=True))
         extra = [deferred(graph_element(v, f"metric {k!r}", name))
                  for k, v in self._metrics.items()]
-        self._args = SessionRunArgs((self._step_tensor, loss, *extra))  # a tuple: cannot change
+        step = deferred(self._step_tensor)  # eager, Keras: a Python int (compares cheaper)
+        self._args = SessionRunArgs((step, loss, *extra))  # a tuple: cannot change
         self._last = self._recorded = None
 
     def after_create_session(self, session, coord):

@@ -6,7 +6,7 @@ import logging
 import math
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import current_backend, global_step_read
+from pyhooks.hooks._common import current_backend, deferred, global_step_read
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["StepCounterHook"]
@@ -75,7 +75,8 @@ class StepCounterHook(SessionRunHook):
         self._timer.reset()
         self._due = -math.inf
         self._last_global_step = None
-        self._args = SessionRunArgs(self._global_step_tensor)
+        # eager, Keras: the step as a Python int (compares cheaper, at every step)
+        self._args = SessionRunArgs(deferred(self._global_step_tensor))
 
     @returns_attribute("_args")
     def before_run(self, run_context):

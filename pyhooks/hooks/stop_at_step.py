@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import global_step_read
+from pyhooks.hooks._common import deferred, global_step_read
 from pyhooks.timer import check_positive
 
 __all__ = ["StopAtStepHook"]
@@ -53,7 +53,8 @@ class StopAtStepHook(SessionRunHook):
 
     def begin(self):
         self._global_step_tensor = global_step_read("StopAtStepHook")
-        self._args = SessionRunArgs(self._global_step_tensor)  # the same every step
+        # the same every step; eager, Keras: the step as a Python int (compares cheaper)
+        self._args = SessionRunArgs(deferred(self._global_step_tensor))
         self._last_step = self._given_last_step
 
     def after_create_session(self, session, coord):

@@ -171,6 +171,22 @@ def test_nan_loss_fails_fit_and_calls_after_error():
     assert recorder.calls == ["begin", ("after_error", "NanLossDuringTrainingError")]
 
 
+def test_nan_loss_can_stop_fit_instead_and_a_bad_loss_name_is_refused_at_begin():
+    x = X.copy()
+    x[28] = np.nan  # fourth batch (of the first epoch)
+    model = make_model()
+    keras_logs = LogsRecorder()
+    from pyhooks.hooks.nan_tensor import NanLossWarning
+
+    with pytest.warns(NanLossWarning, match="Model diverged with loss = nan at step 4"):
+        model.fit(x, Y, batch_size=8, epochs=3, verbose=0, shuffle=False, callbacks=[
+            pyhooks.keras_callback([pyhooks.NanTensorHook("loss", fail_on_nan_loss=False)]),
+            keras_logs])
+    assert len(keras_logs.logs) == 4 and model.stop_training
+    with pytest.raises(HookSetupError, match="NanTensorHook: `loss_tensor` 3 is neither"):
+        fit([pyhooks.NanTensorHook(3)])
+
+
 def test_missing_output_lists_the_logs():
     recorder = Recorder()
     with pytest.raises(StepOutputError) as info:

@@ -10,7 +10,9 @@ import numpy as np
 
 from pyhooks.errors import NanLossDuringTrainingError, PyhooksWarning
 from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import check_bool, global_step_read
+from pyhooks.hooks._common import (check_bool, current_backend, deferred, global_step_read,
+                                   to_numpy)
+from pyhooks.hooks._lookup import graph_element
 
 __all__ = ["NanLossWarning", "NanTensorHook"]
 
@@ -56,7 +58,10 @@ class NanTensorHook(SessionRunHook):
     def begin(self):
         self._global_step_tensor = global_step_read("NanTensorHook", required=False)
         self._runs = 0
-        self._args = SessionRunArgs(self._loss_tensor)
+        fetch, backend = self._loss_tensor, current_backend()
+        if backend is not None and backend.kind == "keras":  # a float in Keras' logs: as it is
+            fetch = deferred(graph_element(fetch, "`loss_tensor`", "NanTensorHook"))
+        self._args = SessionRunArgs(fetch)
 
     @returns_attribute("_args")
     def before_run(self, run_context):
@@ -65,6 +70,8 @@ class NanTensorHook(SessionRunHook):
     def after_run(self, run_context, run_values):
         self._runs += 1
         loss = run_values.results
+        if type(loss) not in _SCALARS and hasattr(loss, "_numpy_internal"):
+            loss = to_numpy(loss, copy=False)  # a log value Keras left a tensor: read only
         if type(loss) in _SCALARS or (getattr(loss, "ndim", 0) == 0
                                       and not isinstance(loss, (list, tuple))):
             value = float(loss)  # a scalar, the usual case: no array work

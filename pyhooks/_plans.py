@@ -122,13 +122,12 @@ def expression(shape, values, namespace):
     """
     if type(shape) is int:
         return f"{values}[{shape}]" if type(values) is str else values[shape]
-    kind, cls = shape[0], shape[1]
-    if kind == _DICT and cls is dict and all(type(k) is str for k in shape[2]):
-        items = (f"{k!r}: {expression(p, values, namespace)}" for k, p in zip(*shape[2:]))
-        return "{" + ", ".join(items) + "}"
-    if kind in (_LIST, _TUPLE) and cls in (list, tuple):
+    if _plain(shape):
+        if shape[0] == _DICT:
+            items = (f"{k!r}: {expression(p, values, namespace)}" for k, p in zip(*shape[2:]))
+            return "{" + ", ".join(items) + "}"
         items = "".join(f"{expression(p, values, namespace)}, " for p in shape[2])
-        return f"[{items}]" if cls is list else f"({items})"
+        return f"[{items}]" if shape[1] is list else f"({items})"
     if type(values) is not str:
         raise TypeError("a container without its own expression needs the name of the values")
     name = f"pick{len(namespace)}"
@@ -140,11 +139,15 @@ def written_out(shape):
     """Whether :func:`expression` writes ``shape`` out without a pick function."""
     if shape is None or type(shape) is int:
         return True
+    return _plain(shape) and all(map(written_out, shape[3] if shape[0] == _DICT else shape[2]))
+
+
+def _plain(shape):
+    """A plain list or tuple, or a dict with string keys: written out as a literal."""
     kind, cls = shape[0], shape[1]
     if kind == _DICT:
-        return cls is dict and all(type(k) is str for k in shape[2]) and all(
-            map(written_out, shape[3]))
-    return kind in (_LIST, _TUPLE) and cls in (list, tuple) and all(map(written_out, shape[2]))
+        return cls is dict and all(type(k) is str for k in shape[2])
+    return kind in (_LIST, _TUPLE) and cls in (list, tuple)
 
 
 def signature(fetches):
@@ -246,7 +249,7 @@ class PlanCache:
         stable: the last :meth:`get` was given the very objects of the call
             before it and they hold no list or dict that could change: the
             plan may be bound to those objects (a fused step, see
-            :func:`pyhooks.session.fused_step`).
+            :func:`pyhooks.session.fused_calls`).
     """
 
     __slots__ = ("_by_args", "_by_fetches", "positions", "_last", "stable")

@@ -183,18 +183,19 @@ def returns_attribute(name, keep_context=None):
 
 def fixed_args_attribute(hook):
     """``(name, keep_context)`` of ``hook.before_run`` (see :func:`returns_attribute`), or ``None``."""
-    in_class = _class_attribute(type(hook), "before_run")
+    _, in_class = _class_attribute(type(hook), "before_run")
     if in_class is None or _set_on_instance(hook, "before_run", in_class):
         return None
     return getattr(in_class, "pyhooks_returns", None)
 
 
 def _class_attribute(cls, name):
-    """``name`` as ``cls`` or its first base defining it has it (unbound); ``None`` if none does."""
+    """``(owner, value)``: the first of ``cls`` and its bases defining ``name``, and its
+    (unbound) value there; ``(None, None)`` if none does."""
     for klass in cls.__mro__:
         if name in vars(klass):
-            return vars(klass)[name]
-    return None
+            return klass, vars(klass)[name]
+    return None, None
 
 
 def _set_on_instance(hook, name, in_class):
@@ -231,16 +232,12 @@ def overridden_methods(hook) -> frozenset:
     found = set()
     cls = type(hook)
     for name in HOOK_METHODS:
-        in_class = _class_attribute(cls, name)
-        if in_class is None:  # on the instance (or from __getattr__), or not there at all
+        owner, in_class = _class_attribute(cls, name)
+        if owner is None:  # on the instance (or from __getattr__), or not there at all
             if hasattr(hook, name):
                 found.add(name)
-            continue
-        if _set_on_instance(hook, name, in_class):
-            found.add(name)
-            continue
-        owner = next(klass for klass in cls.__mro__ if name in vars(klass))
-        if not (owner.__name__ == "SessionRunHook" and owner.__module__ in _BASE_MODULES):
+        elif _set_on_instance(hook, name, in_class) or not (
+                owner.__name__ == "SessionRunHook" and owner.__module__ in _BASE_MODULES):
             found.add(name)
     return frozenset(found)
 

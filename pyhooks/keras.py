@@ -48,7 +48,7 @@ from pyhooks.hook import SessionRunArgs, context_class, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.session import (FusedKept, _call, _check_hooks, _Coordinator, _generate, _indent,
                               _is_end_of_input, _names, after_run_caller, before_run_caller,
-                              call_after_error, fusable, fused_calls, inlined_values)
+                              call_after_error, fusable, fused_calls)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -233,12 +233,10 @@ class HooksCallback(keras.callbacks.Callback):
         that was not fused goes to the class's ``on_train_batch_end``).
         """
         session = self.session
-        value_lines, values, value_names = [], "vals", {}
-        if not plan.direct:
-            source = session._values_source(_compile_leaves(plan.flat))[1:]  # noqa: SLF001
-            value_lines, values, value_names = inlined_values(plan, source)
-        before, check, after, names = fused_calls(self._before_hooks, self._after_hooks, plan,
-                                                  args_list, values, value_names)
+        source = None if plan.direct else session._values_source(  # noqa: SLF001
+            _compile_leaves(plan.flat))[1:]
+        before, check, value_lines, _, after, names = fused_calls(
+            self._before_hooks, self._after_hooks, plan, args_list, source)
         mark = object()  # this pair's batches
         names.update(callback=self, session=session, Context=self._make_context, MARK=mark,
                      general_end=partial(HooksCallback.on_train_batch_end, self))

@@ -209,7 +209,7 @@ def before_run_caller(hooks):
     hooks = tuple(hooks)
     if not hooks or len(hooks) > _UNROLL_LIMIT:
         return partial(call_before_run, hooks)
-    lines = ["def before_run(context):", *_indent(_before_calls(len(hooks), "h")),
+    lines = ["def before_run(context):", *_indent(_before_calls("h", hooks)),
              f"    return [{_names('r', len(hooks))}]"]
     return _generate(lines, "before_run", _hook_names("h", hooks))
 
@@ -268,72 +268,69 @@ def fusable(before_hooks, after_hooks):
     return 0 < len(before_hooks) <= _UNROLL_LIMIT and len(after_hooks) <= _UNROLL_LIMIT
 
 
-def inlined_values(plan, source):
-    """The flat values of ``plan`` computed inline in generated code.
-
-    ``source`` is ``(lines, names, items)``: code setting ``items[k]`` (an
-    expression) to leaf k's value (an eager backend's ``_values_source``).
-
-    Returns:
-        ``(lines, values, names)``: ``values`` for :func:`fused_calls` (the
-        items, or ``"vals"``, a list of them, for structures that need it).
-    """
-    lines, names, items = source
-    if all(map(written_out, [plan.shapes[0], *plan.shapes[1]])):
-        return lines, items, names
-    return [*lines, f"vals = [{', '.join(items)}]"], "vals", names
-
-
-def fused_calls(before_hooks, after_hooks, plan, args_list, values="vals", value_names=None):
-    """Source lines of one planned step's hook calls, bound to ``plan`` and ``args_list``.
+def fused_calls(before_hooks, after_hooks, plan, args_list, source=None):
+    """Source lines of one planned step, bound to ``plan`` and ``args_list``.
 
     For steps whose hooks return the very ``args_list`` objects again (the
     usual case):
 
     - ``before`` calls every ``before_run`` (on ``context``) into ``r0, r1,
-      ...``; for a hook whose ``before_run`` only returns an attribute (see
-      :func:`pyhooks.hook.returns_attribute`) it reads the attribute;
+      ...`` (see :func:`_before_calls`);
     - ``check`` is a condition, true when one returned something else (the
       step is then not this plan's);
+    - ``values`` computes the flat values: ``source``'s code inlined, given as
+      ``(lines, names, items)`` (an eager backend's ``_values_source``), else
+      ``vals = call()`` (``call``, the plan's callable, is for the caller to
+      name); nothing for a direct plan;
+    - ``result`` is the expression of the caller's result (``"None"`` if it
+      fetched nothing);
     - ``after`` calls every ``after_run`` with its results rebuilt from the
-      flat values (``values``, see :func:`pyhooks._plans.expression`) by the
-      plan's constant picks (no options, no run metadata).
+      flat values by the plan's constant picks (no options, no run metadata).
 
-    The generated functions' globals are ``names`` (see :func:`_generate`),
-    which include ``value_names`` (the globals of the code computing the values).
+    The generated functions' globals are ``names`` (see :func:`_generate`).
 
     Returns:
-        ``(before, check, after, names)``
+        ``(before, check, values, result, after, names)``
     """
     names = {**_hook_names("b", before_hooks), **_hook_names("a", after_hooks)}
-    if value_names:
+    names.update((f"args{k}", args) for k, args in enumerate(args_list))
+    flat, values = "vals", [] if plan.direct else ["vals = call()"]
+    if source is not None:
+        values, value_names, items = source
         if names.keys() & value_names.keys():  # pragma: no cover - a naming slip
             raise AssertionError(f"fused step: names collide: {names.keys() & value_names}")
         names.update(value_names)
-    names.update((f"args{k}", args) for k, args in enumerate(args_list))
-    check = " or ".join(f"r{k} is not args{k}" for k in range(len(before_hooks)))
+        if all(map(written_out, [plan.shapes[0], *plan.shapes[1]])):
+            flat = items  # each leaf's own expression
+        else:  # a structure rebuilt by its pick needs them as a list
+            values = [*values, f"vals = [{', '.join(items)}]"]
+    result = "None" if plan.shapes[0] is None else expression(plan.shapes[0], flat, names)
     results = ["NOTHING" if shape is None else
-               f"new(Values, ({expression(shape, values, names)}, None, None))"
+               f"new(Values, ({expression(shape, flat, names)}, None, None))"
                for shape in plan.shapes[1]]
-    after = _calls("after_run", "a", [[f"a{k}.after_run(context, {result})"]
-                                      for k, result in enumerate(results)])
-    before = _calls("before_run", "b", [
-        _before_run_lines(k, fixed_args_attribute(hook)) for k, hook in enumerate(before_hooks)])
-    return before, check, after, names
+    after = _calls("after_run", "a", [[f"a{k}.after_run(context, {results[k]})"]
+                                      for k in range(len(after_hooks))])
+    check = " or ".join(f"r{k} is not args{k}" for k in range(len(before_hooks)))
+    return _before_calls("b", before_hooks), check, values, result, after, names
 
 
-def _before_run_lines(k, marked):
-    """Hook k's before_run in a fused step: called, or done as its mark says it is."""
-    if marked is None:
-        return [f"r{k} = b{k}.before_run(context)"]
-    name, keep_context = marked
-    return [*([f"b{k}.{keep_context} = context"] if keep_context else []),
-            f"r{k} = b{k}.{name}  # what its before_run does (hook.returns_attribute)"]
+def _before_calls(prefix, hooks):
+    """Lines calling ``before_run(context)`` on hooks ``<prefix>0, ...`` into ``r0, ...``.
 
-
-def _before_calls(count, prefix):
-    return _calls("before_run", prefix, [[f"r{k} = {prefix}{k}.before_run(context)"]
-                                         for k in range(count)])
+    For a hook whose ``before_run`` only returns an attribute (and may keep the
+    context, see :func:`pyhooks.hook.returns_attribute`) they do that instead
+    of the call.
+    """
+    calls = []
+    for k, hook in enumerate(hooks):
+        marked = fixed_args_attribute(hook)
+        if marked is None:
+            calls.append([f"r{k} = {prefix}{k}.before_run(context)"])
+        else:
+            name, keep_context = marked
+            calls.append([*([f"{prefix}{k}.{keep_context} = context"] if keep_context else []),
+                          f"r{k} = {prefix}{k}.{name}  # what its before_run does"])
+    return _calls("before_run", prefix, calls)
 
 
 def _calls(method, prefix, calls):
@@ -677,11 +674,8 @@ class _MonitoredSessionBase:
         """The function :meth:`_fuse` installs."""
         # the values: the plan's callable, or its code inlined (an eager session's)
         source = None if plan.direct else getattr(plan.call, "pyhooks_source", None)
-        values, value_lines, value_names = "vals", ["vals = call()"], {}
-        if source is not None:
-            value_lines, values, value_names = inlined_values(plan, source)
-        before, check, after, names = fused_calls(self._before_hooks, self._after_hooks, plan,
-                                                  args_list, values, value_names)
+        before, check, values, result, after, names = fused_calls(
+            self._before_hooks, self._after_hooks, plan, args_list, source)
         names.update(runner=self, sess=self._sess, FETCHES=fetches, call=plan.call,
                      Context=context_class(_NO_ARGS if fetches is None else
                                            SessionRunArgs(fetches), self._sess))
@@ -694,8 +688,7 @@ class _MonitoredSessionBase:
         if plan.direct:
             lines.append("    result = sess.run(FETCHES)")
         else:
-            result = expression(plan.shapes[0], values, names)
-            lines += [*_indent(value_lines), f"    result = {result}"]
+            lines += [*_indent(values), f"    result = {result}"]
         lines += [*_indent(after), "    if context._stop_requested:",
                   "        runner._stop = True", "    return result"]
         return _generate(lines, "fused_step", names)

@@ -94,7 +94,7 @@ class HistorySaverHook(SessionRunHook):
 
     def after_run(self, run_context, run_values):
         self._last = results = run_values.results
-        if results[0] >= self._due:  # a numpy integer: compared as it is (int() costs more)
+        if results[0] >= self._due:  # an int (eager, Keras) or a numpy integer: as it is
             self._due = int(results[0]) + self._every_n_step
             self._record(results)
 

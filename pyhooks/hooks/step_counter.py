@@ -83,7 +83,7 @@ class StepCounterHook(SessionRunHook):
         return self._args
 
     def after_run(self, run_context, run_values):
-        stale = run_values.results  # a numpy integer: compared as it is (int() costs more)
+        stale = run_values.results  # an int (eager, Keras) or a numpy integer: as it is
         if stale >= self._due and self._timer.should_trigger_for_step(int(stale) + 1):
             step = int(stale) + 1
             elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)

@@ -36,8 +36,12 @@ The global step is a ``tf.Variable`` (int64, created unless given). pyhooks
 adds one to it after every step, inside the same ``tf.function`` call when
 ``step_fn`` is one; if the first step moved it already (e.g.
 ``global_step=optimizer.iterations``), pyhooks leaves it to the step and
-follows its value. ``feed_dict`` and non-default ``RunOptions`` (tracing) have
-no meaning for an eager step and are refused.
+follows its value. The variable pyhooks creates is written only once someone
+is given it (``creator.global_step``, ``graph.global_step``,
+``graph.get_collection("global_step")``), then after every step: until then
+nobody can read it, and the write is an op in every step. ``feed_dict`` and
+non-default ``RunOptions`` (tracing) have no meaning for an eager step and are
+refused.
 
 Hooks on this backend (their ``begin()`` looks things up here, see
 :mod:`pyhooks.hooks._common`): ProgressBarHook, HistorySaverHook, StepCounterHook
@@ -193,10 +197,18 @@ class StepGraph:
 
     finalized = True
 
-    def __init__(self, global_step, kind="eager"):
-        self.global_step = global_step
+    def __init__(self, global_step, kind="eager", expose=None):
+        self._global_step = global_step
+        self._expose = expose  # called before anyone is given the variable (eager: _Stepper)
         self.kind = kind
         self._deferred = {}  # output name (None: the loss) -> its Deferred
+
+    @property
+    def global_step(self):
+        """The global step variable (up to date: see :meth:`_Stepper.expose`)."""
+        if self._expose is not None:
+            self._expose()
+        return self._global_step
 
     def get_collection(self, key, scope=None):
         if key == "losses":
@@ -455,17 +467,45 @@ def _takes_step(leaves):
 
 
 class _Stepper:
-    """Calls the step and keeps the global step: a Python mirror, the variable kept in sync."""
+    """Calls the step and keeps the global step: a Python mirror, the variable kept in sync.
 
-    def __init__(self, step_fn, global_step):
+    A variable pyhooks made itself is *hidden* until someone is given it
+    (:meth:`expose`: ``creator.global_step``, ``graph.global_step``,
+    ``get_collection("global_step")``). While hidden nobody can read it, not
+    even the step, so it is not written at every step (an op in the step: ~5 µs
+    per step on a small machine, an eager ``assign_add`` ~200 µs for a plain
+    callable); the mirror is the global step, and :meth:`expose` writes it.
+    """
+
+    def __init__(self, step_fn, global_step, hidden=False):
         self.step_fn = step_fn
         self.global_step = global_step
+        self.hidden = hidden
         self.value = None  # the mirror (int), set by sync()
         self._call = None  # after the first step: () -> outputs, maintaining the variable
         self._owned = True  # pyhooks increments the variable (else the step does)
 
     def sync(self):
-        self.value = int(self.global_step.numpy())
+        if not self.hidden or self.value is None:  # hidden: the mirror is the truth
+            self.value = int(self.global_step.numpy())
+
+    def expose(self):
+        """The variable is about to be given out: write the mirror to it, and keep it from now on.
+
+        Called in the middle of a step (a step function reading
+        ``creator.global_step``), the step's own one is added when it returns
+        (see :meth:`_hidden_call`).
+        """
+        if not self.hidden:
+            return
+        import tensorflow as tf
+
+        self.hidden = False
+        if self.value is not None:
+            with tf.init_scope():  # now, even while a tf.function step is traced
+                self.global_step.assign(self.value)
+        if self._call is not None:
+            self._call = self._make_call(True)
 
     def step(self):
         if self._call is not None:
@@ -478,6 +518,10 @@ class _Stepper:
             return outputs
         before = self.value
         outputs = self.step_fn()
+        if self.hidden:  # nobody has the variable, so the step did not move it
+            self._call = self._hidden_call()
+            self.value = before + 1
+            return outputs
         after = int(self.global_step.numpy())
         self._owned = after == before
         self._call = self._make_call(self._owned)
@@ -487,6 +531,16 @@ class _Stepper:
         else:
             self.value = after
         return outputs
+
+    def _hidden_call(self):
+        step_fn, variable = self.step_fn, self.global_step
+
+        def call():
+            outputs = step_fn()
+            if not self.hidden:  # exposed during this step (a retrace read it): count it
+                variable.assign_add(1)
+            return _as_dict(outputs)
+        return call
 
     def _make_call(self, owned):
         import tensorflow as tf
@@ -622,7 +676,8 @@ class EagerSessionCreator:
         if not tf.executing_eagerly():
             raise RuntimeError("EagerSessionCreator needs eager execution; it was created inside "
                                "a graph (tf.Graph().as_default() or a tf.function).")
-        if global_step is None:
+        hidden = global_step is None
+        if hidden:
             global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         if not isinstance(global_step, tf.Variable):  # a Keras variable: its tf.Variable
             global_step = getattr(global_step, "value", global_step)
@@ -630,9 +685,13 @@ class EagerSessionCreator:
         if not (callable(getattr(global_step, "assign_add", None)) and dtype is not None
                 and dtype.is_integer):
             raise TypeError(f"`global_step` must be an integer tf.Variable, got {global_step!r}.")
-        self.global_step = global_step
-        self.graph = StepGraph(global_step)
-        self._stepper = _Stepper(step_fn, global_step)
+        self._stepper = _Stepper(step_fn, global_step, hidden)
+        self.graph = StepGraph(global_step, expose=self._stepper.expose if hidden else None)
+
+    @property
+    def global_step(self):
+        """The global step variable (an int64 ``tf.Variable`` unless given), up to date."""
+        return self.graph.global_step
 
     def pyhooks_hook_scope(self):
         """The context in which :class:`pyhooks.MonitoredSession` runs the hooks' ``begin()``."""

@@ -226,6 +226,70 @@ def test_global_step_moved_by_the_step_is_followed_not_incremented_again():
     assert steps == [0, 1, 2, 3] and int(counter.numpy()) == 4
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["tf.function", "python"])
+def test_a_global_step_nobody_was_given_is_written_when_given_out(compiled):
+    creator = pyhooks.EagerSessionCreator(Model(compiled=compiled).step)
+    raw = creator._stepper.global_step  # noqa: SLF001 - the variable, without exposing it
+    steps = []
+    hook = pyhooks.LambdaHook(  # reads the step as pyhooks' hooks do: not the variable
+        before_run=lambda ctx: pyhooks.SessionRunArgs(ctx.session.graph.global_step_read()),
+        after_run=lambda ctx, values: steps.append(int(values.results)))
+    loop(pyhooks.MonitoredSession(creator, [hook]), max_steps=3)
+    assert int(raw.numpy()) == 0  # not written at every step
+    loop(pyhooks.MonitoredSession(creator, [hook]), max_steps=2)  # a new session goes on
+    assert steps == [0, 1, 2, 3, 4] and int(raw.numpy()) == 0
+    variable = creator.global_step
+    assert variable is raw and int(variable.numpy()) == 5
+    loop(pyhooks.MonitoredSession(creator, [hook]), max_steps=2)  # from now on: every step
+    assert steps[5:] == [5, 6] and int(raw.numpy()) == 7
+
+
+@pytest.mark.parametrize("at_step", [1, 3])
+def test_a_step_that_reads_the_global_step_sees_it_up_to_date(at_step):
+    model = Model(compiled=False)
+    seen = []
+
+    def step():  # a plain callable: reads the variable from its step `at_step` on
+        calls.append(None)
+        if len(calls) >= at_step:
+            seen.append(int(creator.global_step.numpy()))
+        return model.step()
+
+    calls = []
+    creator = pyhooks.EagerSessionCreator(step)
+    loop(pyhooks.MonitoredSession(creator, [pyhooks.StopAtStepHook(last_step=5)]))
+    assert seen == list(range(at_step - 1, 5))  # the step before: as a graph's read
+    assert int(creator.global_step.numpy()) == 5
+
+
+def test_a_compiled_step_closing_over_the_global_step_reads_it_in_the_graph():
+    model = Model()
+
+    @tf.function
+    def step():
+        return dict(model.step(), step=creator.global_step.read_value())
+
+    creator = pyhooks.EagerSessionCreator(step)
+    with pyhooks.MonitoredSession(creator) as sess:
+        assert [int(sess.run("step")) for _ in range(4)] == [0, 1, 2, 3]
+    assert int(creator._stepper.global_step.numpy()) == 4  # noqa: SLF001
+
+
+def test_a_hook_given_the_global_step_collection_reads_it_up_to_date():
+    class Collect(pyhooks.SessionRunHook):
+        def after_create_session(self, session, coord):
+            (self.variable,) = session.graph.get_collection("global_step")
+
+        def after_run(self, run_context, run_values):
+            self.values.append(int(self.variable.numpy()))
+
+    hook = Collect()
+    hook.values = []
+    creator = pyhooks.EagerSessionCreator(Model().step)
+    loop(pyhooks.MonitoredSession(creator, [hook]), max_steps=3)
+    assert hook.values == [1, 2, 3]
+
+
 def test_a_step_returning_one_tensor_returns_the_loss():
     model = Model()
     step = tf.function(lambda: model.step()["loss"])
@@ -475,7 +539,7 @@ def test_profiler_traces_steps_with_tf2_profiler_next_to_hook_spans(tmp_path):
             "*.xplane.pb")
         space = xplane_pb2.XSpace.FromString(xplane.read_bytes())
         traced = {m.name for plane in space.planes for m in plane.event_metadata.values()}
-        assert any(name.startswith("AssignAddVariableOp") for name in traced)  # the step's ops
+        assert any(name.startswith("AssignSubVariableOp") for name in traced)  # w.assign_sub
         assert any(name.startswith("IteratorGetNext") for name in traced)
     with open(tmp_path / "prof" / "timeline-2.json") as f:
         events = json.load(f)["traceEvents"]

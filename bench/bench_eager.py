@@ -4,8 +4,9 @@ Compares, in one run (variants interleaved, medians over repeats, µs per step o
 process CPU time), with the same tiny Keras model (Dense 4 -> 1, batch 8):
 
 custom loop (``step()`` is a ``tf.function`` returning ``{"loss", "losses"}``):
-  the bare loop; the bare loop also converting the loss to numpy (TensorFlow's part
-  of any per-step monitoring); pyhooks' ``MonitoredSession(EagerSessionCreator(step))``
+  the bare loop, twice (the second, with its own model, shows what identical
+  code measures: the noise floor); the bare loop also converting the loss to
+  numpy (TensorFlow's part of any per-step monitoring); pyhooks' ``MonitoredSession(EagerSessionCreator(step))``
   without hooks and with ProgressBarHook (writer: an in-memory sink),
   HistorySaverHook, StepCounterHook and NanTensorHook; and Keras' own
   ProgbarLogger, History and TerminateOnNaN driven through a ``CallbackList``
@@ -17,7 +18,8 @@ model.fit (``verbose=0``; Keras always adds History): no callbacks; Keras'
   itself does not count.
 
 The custom-loop variants of A take turns of 25 steps (the step's TensorFlow
-work drifts within seconds here); each fit and each B variant runs whole.
+work drifts within seconds here), made and run in a random order each repeat;
+each fit and each B variant runs whole.
 
 Target: pyhooks' four hooks add at most 10 µs per step over the bare loop, and no
 more than Keras' own callbacks. "over bare" is the median over repeats of the
@@ -36,6 +38,7 @@ import gc
 import io
 import itertools
 import os
+import random
 import statistics
 import time
 
@@ -45,6 +48,11 @@ TARGET_US = 10.0
 CLOCK = time.process_time  # steadier than wall time on a shared machine; counts TF's threads
 FIT_BASE_STEPS = 100
 LOOP_TURN = 25  # steps each custom-loop variant runs before the next one's turn (A)
+# The order variants are made and take their turns in. Its own generator: Keras'
+# set_random_seed (make_model) re-seeds the global one, which would give every
+# repeat the same order, and the same variant the same place in it (worth +-20 µs
+# per step of TensorFlow's step here, whatever the variant).
+ORDER = random.Random()
 
 
 def setup_tf():
@@ -177,6 +185,7 @@ def loop_variants(tf, keras):
 
     return {
         "loop: bare step()": bare,
+        "loop: bare step() again (a control: its own model, same code)": bare,
         "loop: bare step() + loss.numpy()": bare_numpy,
         "loop: pyhooks MonitoredSession, no hooks": monitored(lambda steps: []),
         "loop: pyhooks + ProgressBar, HistorySaver, StepCounter, NanTensor": monitored(four_hooks),
@@ -286,16 +295,16 @@ def time_loops(makes, steps, chunk=LOOP_TURN):
 
     TensorFlow's step drifts by hundreds of µs within seconds on a shared
     machine; in turns of a few dozen steps every variant meets the same drift.
-    The order of the turn rotates, so no variant always follows the same one.
+    The variants are made, and take each turn, in a random order (:data:`ORDER`).
     """
-    runs = {name: make(steps) for name, make in makes.items()}
-    spent = dict.fromkeys(runs, 0.0)
-    names, turns = list(runs), max(1, steps // chunk)
+    names = ORDER.sample(list(makes), len(makes))
+    runs = {name: make(steps) for name, make in zip(names, map(makes.get, names))}
+    spent = dict.fromkeys(makes, 0.0)
+    turns = max(1, steps // chunk)
     gc.collect()
     with contextlib.redirect_stdout(io.StringIO()):
-        for turn in range(turns):
-            shift = turn % len(names)
-            for name in names[shift:] + names[:shift]:
+        for _ in range(turns):
+            for name in ORDER.sample(names, len(names)):
                 start = CLOCK()
                 runs[name](chunk)
                 spent[name] += CLOCK() - start
@@ -401,8 +410,11 @@ def main():
                   "fit: Keras ProgbarLogger, TerminateOnNaN (+ History)", "fit: no callbacks",
                   "A fit"))
     numpy_part = paired_over(measured, "loop: bare step() + loss.numpy()", "loop: bare step()")
-    print(f"  (A loop: TensorFlow converting the loss to numpy: {numpy_part:+.1f} µs; the "
-          "step-to-step spread of the TensorFlow work is far above 10 µs here: see B)")
+    control = paired_over(measured, "loop: bare step() again (a control: its own model, same code)",
+                          "loop: bare step()")
+    print(f"  (A loop: TensorFlow converting the loss to numpy: {numpy_part:+.1f} µs; the same "
+          f"bare loop measured again: {control:+.1f}; the step-to-step spread of the TensorFlow "
+          "work is far above 10 µs here: see B)")
     print()
     measured = print_table(
         f"B. hook paths only (TensorFlow's step stubbed out), {opts.steps * 5} steps x {head}",

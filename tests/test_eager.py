@@ -445,6 +445,14 @@ def test_nan_tensor_can_stop_instead():
     assert runs == 2
 
 
+def test_nan_tensor_refuses_a_loss_that_is_not_an_output_at_begin():
+    recorder = Recorder()
+    with pytest.raises(HookSetupError, match="NanTensorHook: `loss_tensor` 3 is neither a step "
+                                             "output name nor a variable"):
+        session(Model(), [recorder, pyhooks.NanTensorHook(3)])
+    assert recorder.calls == ["begin", ("after_error", "HookSetupError")]
+
+
 def test_logging_tensor_logs_outputs_and_variables_and_the_last_values_at_end(caplog):
     caplog.set_level(logging.INFO, logger="pyhooks")
     model = Model()

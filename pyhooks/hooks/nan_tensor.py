@@ -59,8 +59,10 @@ class NanTensorHook(SessionRunHook):
         self._global_step_tensor = global_step_read("NanTensorHook", required=False)
         self._runs = 0
         fetch, backend = self._loss_tensor, current_backend()
-        if backend is not None and backend.kind == "keras":  # a float in Keras' logs: as it is
-            fetch = deferred(graph_element(fetch, "`loss_tensor`", "NanTensorHook"))
+        if backend is not None:  # eager, Keras: checked now (a graph's session checks its fetches)
+            fetch = graph_element(fetch, "`loss_tensor`", "NanTensorHook")
+            if backend.kind == "keras":  # a float in Keras' logs: as it is
+                fetch = deferred(fetch)
         self._args = SessionRunArgs(fetch)
 
     @returns_attribute("_args")

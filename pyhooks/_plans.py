@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from operator import is_, itemgetter
 
-__all__ = ["FetchMerger", "PlanCache", "StepPlan", "expression", "rebuild", "signature",
-           "written_out"]
+__all__ = ["FetchMerger", "PlanCache", "StepPlan", "expression", "rebuild", "same_request",
+           "signature", "written_out"]
 
 # A structure plan says how to rebuild one party's structure from the flat
 # values: an int is the index of a leaf; tuples describe containers.
@@ -246,9 +246,11 @@ class PlanCache:
     Attributes:
         positions: for each of ``after_hooks``, its position among ``before_hooks``,
             or ``len(before_hooks)`` (a slot that stays ``None``) if it has none.
-        stable: the last :meth:`get` was given the very objects of the call
-            before it and they hold no list or dict that could change: the
-            plan may be bound to those objects (a fused step, see
+        stable: the last :meth:`get` was given what the call before it was
+            given (the very args objects, or new args of the same type with
+            the very same fetches and no feeds or options: see
+            :func:`same_request`), holding no list or dict that could change:
+            the plan may be bound to those requests (a fused step, see
             :func:`pyhooks.session.fused_calls`).
     """
 
@@ -282,7 +284,9 @@ class PlanCache:
             the plan, or ``None`` if a hook feeds tensors or sets options.
         """
         last = self._last
-        if (last is not None and last[0] is caller and all(map(is_, args_list, last[1]))
+        if (last is not None and last[0] is caller
+                and (all(map(is_, args_list, last[1]))
+                     or all(map(same_request, args_list, last[1])))
                 and (not last[3] or unchanged(last[3]))):
             self.stable = not last[3]
             return last[2]
@@ -322,6 +326,18 @@ class PlanCache:
         if caller is not plan.keep[0]:
             checks = _snapshots(caller, list(plan.fetch_checks))
         self._last = (caller, args_list, plan, checks)
+
+
+def same_request(args, last):
+    """Whether ``args`` asks what ``last`` asked: the same object, or new args made alike.
+
+    New args count when they are of the same type, hold the very same fetches
+    object and neither feeds nor options (TensorFlow's hooks return
+    ``SessionRunArgs(self._loss)`` anew at every step).
+    """
+    return args is last or (type(args) is type(last) and last is not None
+                            and args[0] is last[0] and args[1] is None and args[2] is None
+                            and last[1] is None and last[2] is None)
 
 
 def _store(cache, key, value):

@@ -48,7 +48,7 @@ from pyhooks.hook import SessionRunArgs, context_class, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.session import (FusedKept, _call, _check_hooks, _Coordinator, _generate, _indent,
                               _is_end_of_input, _names, after_run_caller, before_run_caller,
-                              call_after_error, fusable, fused_calls)
+                              call_after_error, fusable, fused_calls, fused_key)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -191,15 +191,16 @@ class HooksCallback(keras.callbacks.Callback):
     def _planned_batch(self, context, args_list):
         """The rest of ``on_train_batch_begin`` once the hooks gave ``args_list``: the plan.
 
-        Hooks that return the same args objects batch after batch (found twice
-        in a row) get their batches fused (:meth:`_fuse`) from the next one on.
+        Hooks that ask the same batch after batch (the same args objects, or
+        new args alike; found twice in a row) get their batches fused
+        (:meth:`_fuse`) from the next one on.
         """
         try:
             self._plan = plan = (self._plans.get(None, args_list) or
                                  self._fetches_only(args_list))
             if self._plans.stable and self._fusable:
                 self._fuse(self._fused_made.get(
-                    args_list, lambda: self._fused_pair(plan, args_list)))
+                    fused_key(None, args_list), lambda: self._fused_pair(plan, args_list)))
         except BaseException as error:
             self._fail(error)
             raise
@@ -226,8 +227,8 @@ class HooksCallback(keras.callbacks.Callback):
         """``(on_train_batch_begin, on_train_batch_end)`` made for ``plan`` and ``args_list``.
 
         As the runner's fused step (:meth:`pyhooks.MonitoredSession._fuse`):
-        the begin calls every ``before_run`` and, if one returned something
-        other than ``args_list``, hands the batch to :meth:`_planned_batch`;
+        the begin calls every ``before_run`` and, if one asked something other
+        than ``args_list`` does, hands the batch to :meth:`_planned_batch`;
         the end takes the values from the logs, moves the session's step on
         and calls every ``after_run`` with the plan's constant picks (a batch
         that was not fused goes to the class's ``on_train_batch_end``).

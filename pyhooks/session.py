@@ -250,7 +250,7 @@ class FusedKept:
         self._made = {}
 
     def get(self, objects, make):
-        """The function made for ``objects`` (the caller's fetches, then the hooks' args)."""
+        """The function made for ``objects`` (see :func:`fused_key`)."""
         key = tuple(map(id, objects))
         entry = self._made.get(key)
         if entry is None:
@@ -263,6 +263,17 @@ class FusedKept:
         self._made.clear()
 
 
+def fused_key(fetches, args_list):
+    """The objects a fused step is made for (:class:`FusedKept`): the caller's fetches,
+    then each hook's request, its args' type and fetches (see
+    :func:`pyhooks._plans.same_request`): hooks that make new args alike at
+    every step share one function."""
+    key = [fetches]
+    for args in args_list:
+        key += (None, None) if args is None else (type(args), args[0])
+    return key
+
+
 def fusable(before_hooks, after_hooks):
     """Whether :func:`fused_calls` may be used for these hooks (lists of sensible length)."""
     return 0 < len(before_hooks) <= _UNROLL_LIMIT and len(after_hooks) <= _UNROLL_LIMIT
@@ -271,12 +282,12 @@ def fusable(before_hooks, after_hooks):
 def fused_calls(before_hooks, after_hooks, plan, args_list, source=None):
     """Source lines of one planned step, bound to ``plan`` and ``args_list``.
 
-    For steps whose hooks return the very ``args_list`` objects again (the
-    usual case):
+    For steps whose hooks ask again what ``args_list`` asks (the very
+    objects, or new args alike: :func:`pyhooks._plans.same_request`):
 
     - ``before`` calls every ``before_run`` (on ``context``) into ``r0, r1,
       ...`` (see :func:`_before_calls`);
-    - ``check`` is a condition, true when one returned something else (the
+    - ``check`` is a condition, true when one asked something else (the
       step is then not this plan's);
     - ``values`` computes the flat values: ``source``'s code inlined, given as
       ``(lines, names, items)`` (an eager backend's ``_values_source``), else
@@ -310,7 +321,16 @@ def fused_calls(before_hooks, after_hooks, plan, args_list, source=None):
                for shape in plan.shapes[1]]
     after = _calls("after_run", "a", [[f"a{k}.after_run(context, {results[k]})"]
                                       for k in range(len(after_hooks))])
-    check = " or ".join(f"r{k} is not args{k}" for k in range(len(before_hooks)))
+    checks = []
+    for k, args in enumerate(args_list):
+        if args is None:
+            checks.append(f"r{k} is not None")
+            continue
+        names[f"args_type{k}"], names[f"fetches{k}"] = type(args), args[0]
+        checks.append(f"(r{k} is not args{k} and (type(r{k}) is not args_type{k} or "
+                      f"r{k}[0] is not fetches{k} or r{k}[1] is not None or "
+                      f"r{k}[2] is not None))")
+    check = " or ".join(checks)
     return _before_calls("b", before_hooks), check, values, result, after, names
 
 
@@ -658,15 +678,15 @@ class _MonitoredSessionBase:
     def _fuse(self, plan, args_list, fetches):
         """From the next step on, ``run(fetches)`` is one generated function for ``plan``.
 
-        Hooks returning the same ``args_list`` objects step after step (what
-        :class:`PlanCache` found twice in a row) run through a function made
-        for them (:func:`fused_calls`): the before_run calls, the plan's values,
-        the after_run calls with constant picks, and the stop. A hook that
-        returns anything else takes that step back to the general path. Hooks
-        that switch between a few sets of args switch between their functions
-        (kept, not made again).
+        Hooks asking the same step after step (the same args objects, or new
+        args alike, what :class:`PlanCache` found twice in a row) run through a
+        function made for them (:func:`fused_calls`): the before_run calls, the
+        plan's values, the after_run calls with constant picks, and the stop. A
+        hook that asks anything else takes that step back to the general path.
+        Hooks that switch between a few requests switch between their
+        functions (kept, not made again).
         """
-        self._fused = self._fused_made.get((fetches, *args_list),
+        self._fused = self._fused_made.get(fused_key(fetches, args_list),
                                            lambda: self._fused_step(plan, args_list, fetches))
         self._fused_fetches = fetches
 

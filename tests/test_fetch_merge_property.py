@@ -224,14 +224,17 @@ frozen = st.recursive(
 
 
 class Chooser(pyhooks.SessionRunHook):
-    """Returns, at each step, one of a few args objects (or None), in a drawn order."""
+    """Returns, at each step, one of a few args objects (or None), in a drawn order;
+    ``fresh``: new args alike instead (TensorFlow's hooks make them at every step)."""
 
-    def __init__(self, options, order):
+    def __init__(self, options, order, fresh=False):
         self.options = [None if f is None else pyhooks.SessionRunArgs(f) for f in options]
-        self.order, self.step = order, 0
+        self.order, self.step, self.fresh = order, 0, fresh
 
     def before_run(self, run_context):
         self.args = self.options[self.order[self.step] % len(self.options)]
+        if self.fresh and self.args is not None:
+            return pyhooks.SessionRunArgs(self.args.fetches)
         return self.args
 
     def after_run(self, run_context, run_values):
@@ -244,11 +247,13 @@ class Chooser(pyhooks.SessionRunHook):
 @given(callers=st.lists(st.one_of(frozen, structures), min_size=1, max_size=2),
        caller_order=orders,
        choosers=st.lists(st.tuples(st.lists(st.one_of(st.none(), frozen, structures),
-                                            min_size=1, max_size=3), orders), max_size=4))
+                                            min_size=1, max_size=3), orders, st.booleans()),
+                         max_size=4))
 def test_fused_steps_give_what_session_run_returns(callers, caller_order, choosers):
-    """Parties that keep handing over the same objects run through fused steps; any switch
-    (to another of a few structures, or to nothing) is seen at the step it happens."""
-    hooks = [Chooser(options, order) for options, order in choosers]
+    """Parties that keep asking the same (the same objects, or new args alike) run through
+    fused steps; any switch (to another of a few structures, or to nothing) is seen at the
+    step it happens."""
+    hooks = [Chooser(options, order, fresh) for options, order, fresh in choosers]
     with GRAPH.as_default():
         sess = pyhooks.MonitoredSession(Callables(), hooks)
         for step in range(FUSED_STEPS):
@@ -259,13 +264,18 @@ def test_fused_steps_give_what_session_run_returns(callers, caller_order, choose
         sess.close()
 
 
-def test_fused_steps_happen_in_the_property_above():
+@pytest.mark.parametrize("fresh", [False, True], ids=["same args", "new args alike"])
+def test_fused_steps_happen_in_the_property_above(fresh, monkeypatch):
     """The property above meets fused steps (else it would test the general path only)."""
-    hook = Chooser([(TENSORS[0], Pair(TENSORS[1], NOOP))], [0] * FUSED_STEPS)
+    general = []  # steps that took the general path
+    after_before_run = pyhooks.MonitoredSession._after_before_run
+    monkeypatch.setattr(pyhooks.MonitoredSession, "_after_before_run", lambda self, *args: (
+        general.append(hook.step), after_before_run(self, *args))[1])
+    hook = Chooser([(TENSORS[0], Pair(TENSORS[1], NOOP))], [0] * FUSED_STEPS, fresh)
     with GRAPH.as_default():
         sess = pyhooks.MonitoredSession(Callables(), [hook])
-        for _ in range(4):
+        for _ in range(6):
             assert sess.run(TENSORS[2]) == 3.0
-        assert sess._fused is not None  # noqa: SLF001 - the fast path is in use
+        assert general == [0, 1, 2]  # then fused
         assert hook.results == (0.0, Pair(1.5, None))
         sess.close()

@@ -364,7 +364,8 @@ class Steady(pyhooks.SessionRunHook):
             context.request_stop()
 
 
-def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch):
+@pytest.mark.parametrize("fresh", [False, True], ids=["same args", "new args alike"])
+def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch, fresh):
     import pyhooks.session as session_module
 
     made = []
@@ -375,7 +376,8 @@ def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch):
 
     class Switch(Steady):  # three batches one way, three the other
         def before_run(self, context):
-            return choices[len(self.results) // 3 % 2]
+            args = choices[len(self.results) // 3 % 2]
+            return pyhooks.SessionRunArgs(args.fetches) if fresh else args
 
     steady, switch = Steady(), Switch()
     _, logs = fit([steady, switch], epochs=4)
@@ -384,7 +386,7 @@ def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch):
         assert steady.results[batch] == pytest.approx((entry["loss"], entry["mae"]))
         expected = entry["loss"] if batch // 3 % 2 == 0 else (entry["mae"], entry["loss"])
         assert switch.results[batch] == pytest.approx(expected)
-    # one pair of batch methods per set of args
+    # one pair of batch methods per request
     assert made.count("on_train_batch_begin") == made.count("on_train_batch_end") == 2
 
 

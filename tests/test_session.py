@@ -396,6 +396,58 @@ def test_a_stop_requested_in_a_fused_step_ends_the_loop_after_it():
     assert runs == 5 and hooks[2].runs == 5
 
 
+def test_hooks_making_new_args_alike_every_step_are_fused_and_a_change_is_seen(monkeypatch):
+    """TensorFlow's hooks return ``SessionRunArgs(self._loss)`` anew at every step: one
+    fused step serves them; new fetches, a feed or another args type is seen at its step."""
+    import collections
+
+    import pyhooks.session as session_module
+
+    made = []
+    make_function = session_module.make_function
+    monkeypatch.setattr(session_module, "make_function",
+                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
+    x, y = FakeTensor("x"), FakeTensor("y")
+    z = FakeTensor("z", lambda step, feeds: "z@fed" if feeds else f"z@{step}")
+    pair = (y, z)
+    Other = collections.namedtuple("Other", ["fetches", "feed_dict", "options"])
+
+    class TensorFlowStyle(pyhooks.SessionRunHook):
+        def __init__(self):
+            self.step, self.results = 0, []
+
+        def before_run(self, run_context):
+            self.step += 1
+            if self.step == 9:  # other fetches, once
+                return pyhooks.SessionRunArgs(x)
+            if self.step == 11:  # alike, but another type
+                return Other(pair, None, None)
+            if self.step == 13:  # a feed, once
+                return pyhooks.SessionRunArgs(pair, {z: 1.0})
+            return pyhooks.SessionRunArgs(pair)
+
+        def after_run(self, run_context, run_values):
+            self.results.append(run_values.results)
+
+    general = []  # the steps (1-based) not served by a fused step
+    after_before_run = MonitoredSession._after_before_run
+    monkeypatch.setattr(MonitoredSession, "_after_before_run", lambda self, *args: (
+        general.append(hook.step), after_before_run(self, *args))[1])
+    log = []
+    hook = TensorFlowStyle()
+    fresh = RecordingHook("f", log, fetches=x)  # new args every step, a leaf
+    with MonitoredSession(FakeCreator(callables=True), [hook, fresh]) as sess:
+        got = [sess.run(x) for _ in range(16)]
+    assert general == [1, 2, 3, 9, 11, 13]  # then fused, and again after each change
+    assert got == [f"x@{i}" for i in range(16)]
+    assert fresh.results == [f"x@{i}" for i in range(16)]
+    assert hook.results[8] == "x@8"
+    assert hook.results[12] == ("y@12", "z@fed")
+    assert [r for i, r in enumerate(hook.results) if i not in (8, 12)] == [
+        (f"y@{i}", f"z@{i}") for i in range(16) if i not in (8, 12)]
+    assert made.count("fused_step") == 1  # the same function again after each change
+
+
 def test_hooks_switching_args_get_their_results_and_their_fused_steps_are_kept(monkeypatch):
     """Args objects A A B B A A B B ...: each step gets its own results; each set of args
     gets one fused step, made once (not again at every switch)."""

@@ -9,11 +9,12 @@ analysis done once: the flat list of unique leaves, and for each party a
 *pick* (an index into the flat values, or a function rebuilding its structure).
 
 Plans are kept in a :class:`PlanCache` under the identity of the structures
-(``id()`` of each hook's ``fetches``). The plan holds those objects, so their
-ids cannot be reused by other objects while it is cached. A structure that can
-change in place (a list or dict anywhere in it) is compared item by item (by
-identity) with a snapshot taken with the plan before the plan is used; tuples
-and leaves cannot change. A hook that feeds tensors or sets
+(``id()`` of each hook's ``fetches``; a container's :func:`signature`, so that
+a structure built anew at every step finds its plan). The plan holds those
+objects, so their ids cannot be reused by other objects while it is cached. A
+structure that can change in place (a list or dict anywhere in it) is
+compared item by item (by identity) with a snapshot taken with the plan before
+the plan is used; tuples and leaves cannot change. A hook that feeds tensors or sets
 ``RunOptions`` is never planned: such steps take the general path.
 """
 
@@ -307,25 +308,37 @@ class PlanCache:
                 fetches_list.append(args[0])
             else:
                 return None
-        fetches_key = (caller_key, *map(id, fetches_list))
+        # containers by their signature: a hook may build its structure anew at every step
+        fetches_key = (caller_key, *[signature(f) if isinstance(f, _CONTAINERS) else id(f)
+                                     for f in fetches_list])
         plan = self._by_fetches.get(fetches_key)
         if plan is None or (plan.checks and not unchanged(plan.checks)):
             plan = StepPlan(caller, fetches_list, self.positions)
             _store(self._by_fetches, fetches_key, plan)
-        _store(self._by_args, key, (plan, args_list))  # holds the args: their ids stay theirs
+        if all(map(is_, fetches_list, plan.keep[1])):  # the plan's own: its checks are theirs
+            _store(self._by_args, key, (plan, args_list))  # holds the args: their ids stay theirs
         self._remember(caller, args_list, plan)
         return plan
 
     def _remember(self, caller, args_list, plan):
         """Makes ``plan`` the first one tried next time, for these very objects.
 
-        The plan may have been made for another caller structure with the same
-        signature: then this caller's own lists and dicts are the ones to watch.
+        The plan may have been made for other structures with the same
+        signature: then these structures' own lists and dicts are the ones to watch.
         """
         checks = plan.checks
-        if caller is not plan.keep[0]:
-            checks = _snapshots(caller, list(plan.fetch_checks))
+        keep_caller, keep_fetches = plan.keep
+        if caller is not keep_caller or not all(map(_asks, args_list, keep_fetches)):
+            checks = _snapshots(caller, [])
+            for args in args_list:
+                if args is not None:
+                    _snapshots(args[0], checks)
         self._last = (caller, args_list, plan, checks)
+
+
+def _asks(args, fetches):
+    """Whether ``args`` (a hook's request, or None) asks for that very ``fetches`` object."""
+    return fetches is None if args is None else args[0] is fetches
 
 
 def same_request(args, last):

@@ -448,6 +448,43 @@ def test_hooks_making_new_args_alike_every_step_are_fused_and_a_change_is_seen(m
     assert made.count("fused_step") == 1  # the same function again after each change
 
 
+def test_a_structure_built_anew_every_step_keeps_its_plan_and_an_edit_is_seen(monkeypatch):
+    """A hook (an R hook, say) builds ``{"a": [x]}`` anew at every step: one plan serves it
+    (found by the structure's signature); a kept structure edited in place is still seen."""
+    import pyhooks._plans as plans
+
+    made = []
+    init = plans.StepPlan.__init__
+    monkeypatch.setattr(plans.StepPlan, "__init__",
+                        lambda self, *args: (made.append(len(made)), init(self, *args))[1])
+    x, y = FakeTensor("x"), FakeTensor("y")
+    kept = {"a": [x]}
+
+    class Anew(pyhooks.SessionRunHook):
+        def __init__(self):
+            self.step, self.results = 0, []
+
+        def before_run(self, run_context):
+            self.step += 1
+            if self.step == 5:  # a structure it keeps, alike
+                self.args = pyhooks.SessionRunArgs(kept)
+                return self.args
+            if self.step == 6:  # the same args again, the structure edited in place
+                kept["a"][0] = y
+                return self.args
+            return pyhooks.SessionRunArgs({"a": [x]})
+
+        def after_run(self, run_context, run_values):
+            self.results.append(run_values.results)
+
+    hook, caller = Anew(), FakeTensor("t")
+    with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
+        for _ in range(8):
+            sess.run(caller)
+    assert hook.results == [{"a": ["y@5" if i == 5 else f"x@{i}"]} for i in range(8)]
+    assert len(made) == 2  # {"a": [x]} (steps 1-5, 7, 8), then {"a": [y]}
+
+
 def test_hooks_switching_args_get_their_results_and_their_fused_steps_are_kept(monkeypatch):
     """Args objects A A B B A A B B ...: each step gets its own results; each set of args
     gets one fused step, made once (not again at every switch)."""

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from operator import is_, itemgetter
 
-__all__ = ["FetchMerger", "PlanCache", "StepPlan", "expression", "rebuild", "same_request",
-           "signature", "written_out"]
+__all__ = ["FetchMerger", "PlanCache", "StepPlan", "can_change", "expression", "rebuild",
+           "same_request", "signature", "written_out"]
 
 # A structure plan says how to rebuild one party's structure from the flat
 # values: an int is the index of a leaf; tuples describe containers.
@@ -178,6 +178,11 @@ def _snapshots(fetches, found):
     return found
 
 
+def can_change(fetches):
+    """Whether ``fetches`` holds a list or dict (that could be edited in place)."""
+    return bool(_snapshots(fetches, []))
+
+
 def unchanged(snapshots):
     """True if every container still holds the very same items (compared by identity)."""
     for container, items in snapshots:
@@ -203,7 +208,8 @@ class StepPlan:
         after_picks: the picks in the order of the ``positions`` given to the cache.
         checks: ``(container, items)`` snapshots of the lists and dicts in the
             caller's and the hooks' fetches, compared before the plan is used again
-            (``fetch_checks``: the hooks' only).
+            (``fetch_checks``: the hooks' only; ``caller_checks``: whether the
+            caller's fetches hold any).
         direct: no hook fetches anything: the caller's call can go out untouched.
         call: a function giving the flat values, set by the user of the plan, or
             ``None``: the runner's takes no arguments (a session's ``make_callable``),
@@ -211,7 +217,7 @@ class StepPlan:
     """
 
     __slots__ = ("keep", "flat", "caller", "picks", "after_picks", "shapes", "checks",
-                 "fetch_checks", "direct", "call")
+                 "fetch_checks", "caller_checks", "direct", "call")
 
     def __init__(self, caller, fetches_list, positions):
         merger = FetchMerger()
@@ -233,6 +239,7 @@ class StepPlan:
         self.shapes = (caller_shape, [shapes[p] for p in positions])
         self.fetch_checks = fetch_checks
         self.checks = _snapshots(caller, list(fetch_checks))  # the caller may edit its own too
+        self.caller_checks = len(self.checks) > len(fetch_checks)  # the caller has lists/dicts
         self.call = None
 
 
@@ -247,12 +254,11 @@ class PlanCache:
     Attributes:
         positions: for each of ``after_hooks``, its position among ``before_hooks``,
             or ``len(before_hooks)`` (a slot that stays ``None``) if it has none.
-        stable: the last :meth:`get` was given what the call before it was
-            given (the very args objects, or new args of the same type with
-            the very same fetches and no feeds or options: see
-            :func:`same_request`), holding no list or dict that could change:
-            the plan may be bound to those requests (a fused step, see
-            :func:`pyhooks.session.fused_calls`).
+        stable: the last :meth:`get` gave the plan of the call before it, for
+            the very same caller's fetches, holding no list or dict that could
+            change: the plan may be bound to these requests (a fused step, see
+            :func:`pyhooks.session.fused_calls`, which checks every hook's
+            request at every step).
     """
 
     __slots__ = ("_by_args", "_by_fetches", "positions", "_last", "stable")
@@ -277,9 +283,10 @@ class PlanCache:
         ``args_list`` holds each hook's :class:`SessionRunArgs` (or ``None``).
         Hooks usually return the same object at every step: it is the first key.
         Hooks that make a new one per step (TensorFlow's) are found by the
-        identity of their fetches. The caller's structure is keyed by its
-        signature unless it is a leaf: a caller builds a new list at every
-        ``run([train_op, loss])``.
+        identity of their fetches, or a container's signature (an R hook
+        builds its structure anew at every step). The caller's structure is
+        keyed by its signature too unless it is a leaf: a caller builds a new
+        list at every ``run([train_op, loss])``.
 
         Returns:
             the plan, or ``None`` if a hook feeds tensors or sets options.
@@ -289,7 +296,7 @@ class PlanCache:
                 and (all(map(is_, args_list, last[1]))
                      or all(map(same_request, args_list, last[1])))
                 and (not last[3] or unchanged(last[3]))):
-            self.stable = not last[3]
+            self.stable = last[4]
             return last[2]
         self.stable = False
         caller_key = signature(caller) if isinstance(caller, _CONTAINERS) else id(caller)
@@ -333,7 +340,11 @@ class PlanCache:
             for args in args_list:
                 if args is not None:
                     _snapshots(args[0], checks)
-        self._last = (caller, args_list, plan, checks)
+        last = self._last
+        # twice in a row, a caller that cannot change: a fused step checks the hooks' requests
+        self.stable = (last is not None and last[2] is plan and last[0] is caller
+                       and not plan.caller_checks)
+        self._last = (caller, args_list, plan, checks, not plan.caller_checks)
 
 
 def _asks(args, fetches):

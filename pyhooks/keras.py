@@ -200,7 +200,7 @@ class HooksCallback(keras.callbacks.Callback):
                                  self._fetches_only(args_list))
             if self._plans.stable and self._fusable:
                 self._fuse(self._fused_made.get(
-                    fused_key(None, args_list), lambda: self._fused_pair(plan, args_list)))
+                    fused_key(None, plan, args_list), lambda: self._fused_pair(plan, args_list)))
         except BaseException as error:
             self._fail(error)
             raise

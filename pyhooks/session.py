@@ -39,7 +39,8 @@ from functools import partial
 from time import perf_counter
 
 from pyhooks._codegen import make_function
-from pyhooks._plans import FetchMerger, PlanCache, expression, rebuild, written_out
+from pyhooks._plans import (FetchMerger, PlanCache, can_change, expression, rebuild, signature,
+                            written_out)
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues, context_class,
                           fixed_args_attribute, hooks_by_method)
@@ -263,15 +264,15 @@ class FusedKept:
         self._made.clear()
 
 
-def fused_key(fetches, args_list):
+def fused_key(fetches, plan, args_list):
     """The objects a fused step is made for (:class:`FusedKept`): the caller's fetches,
-    then each hook's request, its args' type and fetches (see
-    :func:`pyhooks._plans.same_request`): hooks that make new args alike at
-    every step share one function."""
-    key = [fetches]
-    for args in args_list:
-        key += (None, None) if args is None else (type(args), args[0])
-    return key
+    the plan (it stands for the hooks' fetches) and the types of the hooks' args.
+
+    Hooks that make new args alike at every step share one function, and so do
+    structures built anew with the same signature. Held by the cache, the plan
+    keeps every leaf alive, so the ids in a fused step's signatures stay theirs.
+    """
+    return [fetches, plan, *map(type, args_list)]
 
 
 def fusable(before_hooks, after_hooks):
@@ -321,17 +322,33 @@ def fused_calls(before_hooks, after_hooks, plan, args_list, source=None):
                for shape in plan.shapes[1]]
     after = _calls("after_run", "a", [[f"a{k}.after_run(context, {results[k]})"]
                                       for k in range(len(after_hooks))])
+    check = " or ".join(_request_checks(args_list, names))
+    return _before_calls("b", before_hooks), check, values, result, after, names
+
+
+def _request_checks(args_list, names):
+    """One condition per hook, true when its ``r<k>`` asks something other than ``args_list[k]``.
+
+    Other than: of another type, with feeds or options, or fetches of another
+    :func:`~pyhooks._plans.signature` (the very same object needs no more
+    unless a list or dict in it may have been edited). Adds the names the
+    conditions use to ``names``.
+    """
     checks = []
     for k, args in enumerate(args_list):
         if args is None:
             checks.append(f"r{k} is not None")
             continue
-        names[f"args_type{k}"], names[f"fetches{k}"] = type(args), args[0]
-        checks.append(f"(r{k} is not args{k} and (type(r{k}) is not args_type{k} or "
-                      f"r{k}[0] is not fetches{k} or r{k}[1] is not None or "
-                      f"r{k}[2] is not None))")
-    check = " or ".join(checks)
-    return _before_calls("b", before_hooks), check, values, result, after, names
+        names.update({f"args_type{k}": type(args), f"fetches{k}": args[0],
+                      f"signature{k}": signature(args[0]), "signature": signature})
+        other = (f"type(r{k}) is not args_type{k} or r{k}[1] is not None or "
+                 f"r{k}[2] is not None or ")
+        if can_change(args[0]):  # a list or dict: edited in place, or built anew
+            checks.append(f"({other}signature(r{k}[0]) != signature{k})")
+        else:
+            checks.append(f"(r{k} is not args{k} and ({other}(r{k}[0] is not fetches{k} and "
+                          f"signature(r{k}[0]) != signature{k})))")
+    return checks
 
 
 def _before_calls(prefix, hooks):
@@ -686,7 +703,7 @@ class _MonitoredSessionBase:
         Hooks that switch between a few requests switch between their
         functions (kept, not made again).
         """
-        self._fused = self._fused_made.get(fused_key(fetches, args_list),
+        self._fused = self._fused_made.get(fused_key(fetches, plan, args_list),
                                            lambda: self._fused_step(plan, args_list, fetches))
         self._fused_fetches = fetches
 

@@ -121,7 +121,7 @@ def relabel(fetches, mapping):
     return mapping[fetches]
 
 
-STEPS = 4
+STEPS = 6  # a party keeping its structure is fused from its fourth step
 mappings = st.permutations(TENSORS + [NOOP]).map(lambda p: dict(zip(TENSORS + [NOOP], p)))
 
 
@@ -163,17 +163,19 @@ class Editor(pyhooks.SessionRunHook):
 @given(callers=step_fetches(),
        hooks_steps=st.lists(st.tuples(step_fetches(), st.booleans()), max_size=4),
        in_place=st.lists(st.booleans(), min_size=STEPS, max_size=STEPS))
-def test_fetches_edited_between_steps_are_seen(callers, hooks_steps, in_place):
-    """Step plans are reused only while every structure is what it was (4 steps per example).
+@pytest.mark.parametrize("creator", ["KeepOpen", "Callables"])
+def test_fetches_edited_between_steps_are_seen(creator, callers, hooks_steps, in_place):
+    """Step plans are reused only while every structure is what it was (6 steps per example).
 
     Hooks keep one structure and edit it in place, or hand over new ones; so
     does the caller. At every step each party gets what a plain
-    ``Session.run`` of its structure returns.
+    ``Session.run`` of its structure returns. With ``make_callable``
+    (Callables), steady steps are fused too.
     """
     hooks = [Editor(steps, keep) for steps, keep in hooks_steps]
     caller = callers[0]
     with GRAPH.as_default():
-        sess = pyhooks.MonitoredSession(KeepOpen(), hooks)
+        sess = pyhooks.MonitoredSession(globals()[creator](), hooks)
         for step in range(STEPS):
             if step:
                 caller = morph(caller, callers[step]) if in_place[step] else callers[step]

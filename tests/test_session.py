@@ -448,9 +448,10 @@ def test_hooks_making_new_args_alike_every_step_are_fused_and_a_change_is_seen(m
     assert made.count("fused_step") == 1  # the same function again after each change
 
 
-def test_a_structure_built_anew_every_step_keeps_its_plan_and_an_edit_is_seen(monkeypatch):
-    """A hook (an R hook, say) builds ``{"a": [x]}`` anew at every step: one plan serves it
-    (found by the structure's signature); a kept structure edited in place is still seen."""
+def test_a_structure_built_anew_every_step_is_fused_and_an_edit_is_seen(monkeypatch):
+    """A hook (an R hook, say) builds ``{"a": [x]}`` anew at every step: one plan and one
+    fused step serve it (by the structure's signature); a kept structure of that signature,
+    edited in place, is still seen at its step."""
     import pyhooks._plans as plans
 
     made = []
@@ -477,12 +478,17 @@ def test_a_structure_built_anew_every_step_keeps_its_plan_and_an_edit_is_seen(mo
         def after_run(self, run_context, run_values):
             self.results.append(run_values.results)
 
+    general = []  # the steps (1-based) not served by a fused step
+    after_before_run = MonitoredSession._after_before_run
+    monkeypatch.setattr(MonitoredSession, "_after_before_run", lambda self, *args: (
+        general.append(hook.step), after_before_run(self, *args))[1])
     hook, caller = Anew(), FakeTensor("t")
     with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
         for _ in range(8):
             sess.run(caller)
     assert hook.results == [{"a": ["y@5" if i == 5 else f"x@{i}"]} for i in range(8)]
     assert len(made) == 2  # {"a": [x]} (steps 1-5, 7, 8), then {"a": [y]}
+    assert general == [1, 2, 3, 6]  # fused while the signature is the plan's
 
 
 def test_hooks_switching_args_get_their_results_and_their_fused_steps_are_kept(monkeypatch):

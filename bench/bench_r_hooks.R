@@ -8,6 +8,8 @@
 #   (a)       + built-in hook_*() hooks only
 #   (b)       (a) + a session_run_hook() defining only after_run
 #   (c)       (a) + a session_run_hook() defining all five callbacks
+#   (d)       (a) + a session_run_hook() whose before_run asks for the losses as
+#             SPEC §3's does (a structure built anew in R at every step), after_run NULL
 # R calls are counted, and the time spent in them measured, by wrapping
 # reticulate's Python-to-R entry point (rpycall.call_r_function) in separate
 # runs of each variant (BENCH_REPEATS of them, medians): that time does not
@@ -93,11 +95,22 @@ all_five <- function() {
     end = function(session) NULL
   )
 }
+spec_before_run <- function() {  # SPEC §3's before_run: a structure built in R at every step
+  session_run_hook(
+    before_run = function(context) {
+      session_run_args(losses = context$session$graph$get_collection("losses"))
+    },
+    after_run = function(context, values) NULL
+  )
+}
 variants <- list(
   "none" = function() list(),
   "(a) built-in hook_*() only" = builtin_hooks,
   "(b) (a) + session_run_hook(after_run)" = function() c(builtin_hooks(), list(after_run_only())),
-  "(c) (a) + session_run_hook(all five)" = function() c(builtin_hooks(), list(all_five()))
+  "(c) (a) + session_run_hook(all five)" = function() c(builtin_hooks(), list(all_five())),
+  "(d) (a) + session_run_hook(SPEC before_run, after_run)" = function() {
+    c(builtin_hooks(), list(spec_before_run()))
+  }
 )
 
 run <- function(make_hooks) {

@@ -109,7 +109,11 @@ with_py_errors <- function(expr, call = rlang::caller_env()) {
 
 # Calls the Python callable `name` of pyhooks with `args`.
 py_construct <- function(name, args, call = rlang::caller_env()) {
-  fn <- py_pyhooks()[[name]]
+  fn <- .py$constructors[[name]]
+  if (is.null(fn)) { # looked up once: an attribute read through reticulate costs ~180 us
+    fn <- py_pyhooks()[[name]]
+    .py$constructors[[name]] <- fn
+  }
   with_py_errors(do.call(fn, args), call = call)
 }
 

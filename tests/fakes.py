@@ -135,3 +135,17 @@ class RecordingHook(SessionRunHook):
 
     def after_error(self, session, error):
         self._record("after_error", type(error).__name__)
+
+
+def record_general_steps(monkeypatch, label):
+    """A list that gets ``label()`` at every step taking the runner's general path.
+
+    Steps served by a fused step (see ``MonitoredSession._fuse``) add nothing.
+    """
+    from pyhooks.session import MonitoredSession
+
+    general = []
+    after_before_run = MonitoredSession._after_before_run
+    monkeypatch.setattr(MonitoredSession, "_after_before_run", lambda self, *args: (
+        general.append(label()), after_before_run(self, *args))[1])
+    return general

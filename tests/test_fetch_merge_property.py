@@ -11,6 +11,7 @@ tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
 import pyhooks  # noqa: E402
+from tests.fakes import record_general_steps  # noqa: E402
 
 Pair = collections.namedtuple("Pair", "left right")
 
@@ -269,10 +270,7 @@ def test_fused_steps_give_what_session_run_returns(callers, caller_order, choose
 @pytest.mark.parametrize("fresh", [False, True], ids=["same args", "new args alike"])
 def test_fused_steps_happen_in_the_property_above(fresh, monkeypatch):
     """The property above meets fused steps (else it would test the general path only)."""
-    general = []  # steps that took the general path
-    after_before_run = pyhooks.MonitoredSession._after_before_run
-    monkeypatch.setattr(pyhooks.MonitoredSession, "_after_before_run", lambda self, *args: (
-        general.append(hook.step), after_before_run(self, *args))[1])
+    general = record_general_steps(monkeypatch, lambda: hook.step)
     hook = Chooser([(TENSORS[0], Pair(TENSORS[1], NOOP))], [0] * FUSED_STEPS, fresh)
     with GRAPH.as_default():
         sess = pyhooks.MonitoredSession(Callables(), [hook])

@@ -6,7 +6,7 @@ import pytest
 
 import pyhooks
 from pyhooks.session import MonitoredSession
-from tests.fakes import FakeCreator, FakeTensor, RecordingHook
+from tests.fakes import FakeCreator, FakeTensor, RecordingHook, record_general_steps
 
 
 def methods(log, name):
@@ -429,10 +429,7 @@ def test_hooks_making_new_args_alike_every_step_are_fused_and_a_change_is_seen(m
         def after_run(self, run_context, run_values):
             self.results.append(run_values.results)
 
-    general = []  # the steps (1-based) not served by a fused step
-    after_before_run = MonitoredSession._after_before_run
-    monkeypatch.setattr(MonitoredSession, "_after_before_run", lambda self, *args: (
-        general.append(hook.step), after_before_run(self, *args))[1])
+    general = record_general_steps(monkeypatch, lambda: hook.step)  # 1-based steps
     log = []
     hook = TensorFlowStyle()
     fresh = RecordingHook("f", log, fetches=x)  # new args every step, a leaf
@@ -478,10 +475,7 @@ def test_a_structure_built_anew_every_step_is_fused_and_an_edit_is_seen(monkeypa
         def after_run(self, run_context, run_values):
             self.results.append(run_values.results)
 
-    general = []  # the steps (1-based) not served by a fused step
-    after_before_run = MonitoredSession._after_before_run
-    monkeypatch.setattr(MonitoredSession, "_after_before_run", lambda self, *args: (
-        general.append(hook.step), after_before_run(self, *args))[1])
+    general = record_general_steps(monkeypatch, lambda: hook.step)  # 1-based steps
     hook, caller = Anew(), FakeTensor("t")
     with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
         for _ in range(8):

@@ -208,8 +208,7 @@ class StepPlan:
         after_picks: the picks in the order of the ``positions`` given to the cache.
         checks: ``(container, items)`` snapshots of the lists and dicts in the
             caller's and the hooks' fetches, compared before the plan is used again
-            (``fetch_checks``: the hooks' only; ``caller_checks``: whether the
-            caller's fetches hold any).
+            (``caller_checks``: whether the caller's fetches hold any).
         direct: no hook fetches anything: the caller's call can go out untouched.
         call: a function giving the flat values, set by the user of the plan, or
             ``None``: the runner's takes no arguments (a session's ``make_callable``),
@@ -217,7 +216,7 @@ class StepPlan:
     """
 
     __slots__ = ("keep", "flat", "caller", "picks", "after_picks", "shapes", "checks",
-                 "fetch_checks", "caller_checks", "direct", "call")
+                 "caller_checks", "direct", "call")
 
     def __init__(self, caller, fetches_list, positions):
         merger = FetchMerger()
@@ -237,7 +236,6 @@ class StepPlan:
         self.picks = picks
         self.after_picks = [picks[p] for p in positions]
         self.shapes = (caller_shape, [shapes[p] for p in positions])
-        self.fetch_checks = fetch_checks
         self.checks = _snapshots(caller, list(fetch_checks))  # the caller may edit its own too
         self.caller_checks = len(self.checks) > len(fetch_checks)  # the caller has lists/dicts
         self.call = None

@@ -266,7 +266,7 @@ class PlanCache:
         self._by_fetches = {}
         where = {id(h): i for i, h in enumerate(before_hooks)}
         self.positions = [where.get(id(h), len(before_hooks)) for h in after_hooks]
-        self._last = None  # (caller, args_list, plan) of the last call: usually the next one's
+        self._last = None  # (caller, args_list, plan, checks) of the last call: likely the next
         self.stable = False
 
     def clear(self):
@@ -294,7 +294,7 @@ class PlanCache:
                 and (all(map(is_, args_list, last[1]))
                      or all(map(same_request, args_list, last[1])))
                 and (not last[3] or unchanged(last[3]))):
-            self.stable = last[4]
+            self.stable = not last[2].caller_checks
             return last[2]
         self.stable = False
         caller_key = signature(caller) if isinstance(caller, _CONTAINERS) else id(caller)
@@ -342,7 +342,7 @@ class PlanCache:
         # twice in a row, a caller that cannot change: a fused step checks the hooks' requests
         self.stable = (last is not None and last[2] is plan and last[0] is caller
                        and not plan.caller_checks)
-        self._last = (caller, args_list, plan, checks, not plan.caller_checks)
+        self._last = (caller, args_list, plan, checks)
 
 
 def _asks(args, fetches):

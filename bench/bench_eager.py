@@ -6,8 +6,8 @@ process CPU time), with the same tiny Keras model (Dense 4 -> 1, batch 8):
 custom loop (``step()`` is a ``tf.function`` returning ``{"loss", "losses"}``):
   the bare loop, twice (the second, with its own model, shows what identical
   code measures: the noise floor); the bare loop also converting the loss to
-  numpy (TensorFlow's part of any per-step monitoring); pyhooks' ``MonitoredSession(EagerSessionCreator(step))``
-  without hooks and with ProgressBarHook (writer: an in-memory sink),
+  numpy (TensorFlow's part of any per-step monitoring); pyhooks'
+  ``MonitoredSession(EagerSessionCreator(step))`` without hooks and with ProgressBarHook (writer: an in-memory sink),
   HistorySaverHook, StepCounterHook and NanTensorHook; and Keras' own
   ProgbarLogger, History and TerminateOnNaN driven through a ``CallbackList``
   as Keras documents for custom loops.
@@ -298,7 +298,7 @@ def time_loops(makes, steps, chunk=LOOP_TURN):
     The variants are made, and take each turn, in a random order (:data:`ORDER`).
     """
     names = ORDER.sample(list(makes), len(makes))
-    runs = {name: make(steps) for name, make in zip(names, map(makes.get, names))}
+    runs = {name: makes[name](steps) for name in names}
     spent = dict.fromkeys(makes, 0.0)
     turns = max(1, steps // chunk)
     gc.collect()

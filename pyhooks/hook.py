@@ -219,6 +219,33 @@ def _set_on_instance(hook, name, in_class):
 _BASE_MODULES = frozenset({__name__, "tensorflow.python.training.session_run_hook"})
 
 
+def check_hooks(hooks, name="hooks") -> list:
+    """``hooks`` as a new list, checked: ``None`` is none, one hook alone is a list of it.
+
+    Anything that is not a hook (an object with none of the five methods) is a
+    ``TypeError`` naming the argument and position, e.g. ``hooks[1]``.
+    """
+    if hooks is None:
+        return []
+    if _is_hook(hooks):
+        return [hooks]
+    if not isinstance(hooks, (list, tuple)):
+        raise TypeError(f"`{name}` must be a list of SessionRunHook, got {hooks!r} "
+                        f"({type(hooks).__name__}).")
+    for i, hook in enumerate(hooks):
+        if not _is_hook(hook):
+            raise TypeError(f"`{name}[{i}]` must be a SessionRunHook, got {hook!r} "
+                            f"({type(hook).__name__}).")
+    return list(hooks)
+
+
+def _is_hook(value):
+    return isinstance(value, SessionRunHook) or (
+        not isinstance(value, (str, bytes, int, float, dict, list, tuple)) and any(
+            callable(getattr(value, m, None))
+            for m in ("begin", "after_create_session", "before_run", "after_run", "end")))
+
+
 def overridden_methods(hook) -> frozenset:
     """The lifecycle methods ``hook`` really implements.
 

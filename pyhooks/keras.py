@@ -44,9 +44,9 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 from pyhooks._plans import PlanCache
 from pyhooks.eager import StepGraph, _compile_leaves, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, context_class, hooks_by_method
+from pyhooks.hook import SessionRunArgs, check_hooks, context_class, hooks_by_method
 from pyhooks.hooks._common import backend_scope
-from pyhooks.session import (FusedKept, _call, _check_hooks, _Coordinator, _generate, _indent,
+from pyhooks.session import (FusedKept, _call, _Coordinator, _generate, _indent,
                               _is_end_of_input, _names, after_run_caller, before_run_caller,
                               call_after_error, fusable, fused_calls, fused_key)
 
@@ -59,7 +59,7 @@ def keras_callback(hooks, global_step=None):
     """A ``keras.callbacks.Callback`` running pyhooks ``hooks`` inside ``model.fit``.
 
     Args:
-        hooks: a list of :class:`pyhooks.SessionRunHook`.
+        hooks: a list of :class:`pyhooks.SessionRunHook` (one hook alone is a list of it).
         global_step: a variable to use as the global step; default the model's
             ``optimizer.iterations``.
 
@@ -77,7 +77,7 @@ def keras_callback(hooks, global_step=None):
 class KerasSession(_Evaluator):
     """The "session" hooks see inside ``model.fit``: reads only; Keras runs the batches."""
 
-    _where = "model.fit's batch logs"
+    _where = "model.fit's batch"
 
     def __init__(self, graph):
         self.graph = graph
@@ -124,7 +124,7 @@ class HooksCallback(keras.callbacks.Callback):
 
     def __init__(self, hooks, global_step=None):
         super().__init__()
-        self.hooks = _check_hooks(hooks)
+        self.hooks = check_hooks(hooks)
         using = hooks_by_method(self.hooks)
         self._begin_hooks = using["begin"]
         self._after_create_hooks = using["after_create_session"]
@@ -155,7 +155,8 @@ class HooksCallback(keras.callbacks.Callback):
         if not isinstance(step, tf.Variable):
             step = getattr(step, "value", step)  # a Keras variable's tf.Variable
         graph = StepGraph(step, kind="keras")
-        self.session = session = KerasSession(graph)
+        self.session = None  # as in a graph: after_error gets no session while begin() runs
+        session = KerasSession(graph)
         self._make_context = context_class(_CALLER_ARGS, session)  # a context per batch, cheaply
         self._plans.clear()  # their evaluators belong to the last fit's session
         self._unfuse()
@@ -167,6 +168,7 @@ class HooksCallback(keras.callbacks.Callback):
             with backend_scope(graph):
                 for hook in self._begin_hooks:
                     _call(hook, "begin")
+            self.session = session
             for hook in self._after_create_hooks:
                 _call(hook, "after_create_session", session, coord)
         except BaseException as error:

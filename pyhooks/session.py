@@ -42,8 +42,8 @@ from pyhooks._codegen import make_function
 from pyhooks._plans import (FetchMerger, PlanCache, can_change, expression, rebuild, signature,
                             written_out)
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues, context_class,
-                          fixed_args_attribute, hooks_by_method)
+from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues, check_hooks,
+                          context_class, fixed_args_attribute, hooks_by_method)
 
 __all__ = [
     "USE_DEFAULT",
@@ -422,22 +422,12 @@ def call_after_error(hooks, session, error):
                 pass
 
 
-def _check_hooks(hooks):
-    hooks = list(hooks or [])
-    for i, hook in enumerate(hooks):
-        if isinstance(hook, (str, bytes, int, float, dict, list, tuple)) or not any(
-                callable(getattr(hook, m, None)) for m in ("begin", "before_run", "after_run", "end")):
-            raise TypeError(f"`hooks[{i}]` must be a SessionRunHook, got {hook!r} "
-                            f"({type(hook).__name__}).")
-    return hooks
-
-
 # --------------------------------------------------------------------------- runner
 class _MonitoredSessionBase:
     """Runs hooks around a session; see :mod:`pyhooks.hook` for the contract."""
 
     def __init__(self, session_creator, hooks, should_recover, stop_grace_period_secs=120):
-        self._hooks = _check_hooks(hooks)
+        self._hooks = check_hooks(hooks)
         using = hooks_by_method(self._hooks)
         self._after_create_hooks = using["after_create_session"]
         self._before_hooks = using["before_run"]
@@ -855,7 +845,8 @@ class MonitoredSession(_MonitoredSessionBase):
     Args:
         session_creator: anything with ``create_session()``; default TensorFlow's
             ``ChiefSessionCreator()``.
-        hooks: a list of :class:`SessionRunHook` (TensorFlow's hooks work too).
+        hooks: a list of :class:`SessionRunHook` (TensorFlow's hooks work too; one hook
+            alone is a list of it).
         stop_grace_period_secs: how long to wait for queue-runner threads at close.
 
     On ``AbortedError``/``UnavailableError`` the session is re-created (hooks get
@@ -929,7 +920,7 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
                                        max_wait_secs=max_wait_secs)
         return MonitoredSession(creator, hooks or [], stop_grace_period_secs)
 
-    all_hooks = list(chief_only_hooks or [])
+    all_hooks = check_hooks(chief_only_hooks, "chief_only_hooks")
     creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir, master=master,
                                   config=config)
     summary_dir = summary_dir or checkpoint_dir
@@ -947,5 +938,5 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
         all_hooks.append(builtin.CheckpointSaverHook(
             checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
             scaffold=scaffold, save_graph_def=save_graph_def))
-    all_hooks.extend(hooks or [])
+    all_hooks.extend(check_hooks(hooks))
     return MonitoredSession(creator, all_hooks, stop_grace_period_secs)

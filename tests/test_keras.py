@@ -62,6 +62,15 @@ def test_is_a_keras_callback_and_public():
     assert "keras_callback" in pyhooks.__all__ and "EagerSessionCreator" in pyhooks.__all__
 
 
+def test_hooks_are_checked_and_one_hook_alone_is_a_list_of_it():
+    with pytest.raises(TypeError, match=r"^`hooks` must be a list of SessionRunHook, got 3 \(int\)"):
+        pyhooks.keras_callback(3)
+    with pytest.raises(TypeError, match=r"^`hooks\[0\]` must be a SessionRunHook, got 3 \(int\)"):
+        pyhooks.keras_callback([3])
+    stop = pyhooks.StopAtStepHook(last_step=3)
+    assert pyhooks.keras_callback(stop).hooks == [stop]
+
+
 def test_lifecycle_and_fetches_from_the_logs():
     seen = []
 
@@ -191,7 +200,7 @@ def test_missing_output_lists_the_logs():
     recorder = Recorder()
     with pytest.raises(StepOutputError) as info:
         fit([recorder, pyhooks.LoggingTensorHook({"acc": "accuracy"}, every_n_iter=1)])
-    assert str(info.value) == ("model.fit's batch logs has no output 'accuracy'; its outputs are: "
+    assert str(info.value) == ("model.fit's batch has no output 'accuracy'; its outputs are: "
                                "loss, mae.")
     assert recorder.calls == ["begin", ("after_error", "StepOutputError")]
 
@@ -288,11 +297,17 @@ def test_summary_saver_writes_logs_with_tf_summary(tmp_path):
     (lambda d: pyhooks.FeedFnHook(lambda: None),
      "FeedFnHook needs a TensorFlow graph session"),
 ])
-def test_graph_only_hooks_refuse_in_begin(tmp_path, make_hook, message):
-    recorder = Recorder()
-    with pytest.raises(HookSetupError, match=re.escape(message)):
-        fit([recorder, make_hook(str(tmp_path))])
+def test_graph_only_hooks_refuse_in_begin(tmp_path, caplog, make_hook, message):
+    recorder, sessions = Recorder(), []
+    watcher = pyhooks.LambdaHook(after_error=lambda session, error: sessions.append(session))
+    with caplog.at_level(logging.INFO, logger="pyhooks"):
+        with pytest.raises(HookSetupError, match=re.escape(message)):
+            fit([recorder, make_hook(str(tmp_path)), watcher])
     assert recorder.calls == ["begin", ("after_error", "HookSetupError")]
+    # as in a graph: no session yet, so nothing is saved or written after the failed begin()
+    assert sessions == [None]
+    assert not [r for r in caplog.records if "Saving" in r.getMessage()]
+    assert os.listdir(tmp_path) == []
 
 
 def test_raw_session_run_of_an_output_is_refused():

@@ -259,6 +259,15 @@ def test_not_a_hook_is_a_type_error():
         MonitoredSession(FakeCreator(), [pyhooks.SessionRunHook(), "oops"])
 
 
+def test_hooks_not_a_list_is_a_type_error_and_one_hook_alone_is_a_list_of_it():
+    with pytest.raises(TypeError, match=r"^`hooks` must be a list of SessionRunHook, got 3 \(int\)"):
+        MonitoredSession(FakeCreator(), 3)
+    hook = RecordingHook("a", [])
+    with MonitoredSession(FakeCreator(), hook) as sess:
+        sess.run(FakeTensor("x"))
+    assert sess._hooks == [hook] and hook.runs == 1
+
+
 def test_run_step_fn():
     log = []
     hook = RecordingHook("a", log)

@@ -282,3 +282,10 @@ def test_monitored_training_session_defaults(tmp_path):
     assert kinds == ["StepCounterHook", "CheckpointSaverHook", "StopAtStepHook"]
     assert v1.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-3")
     logging.getLogger("pyhooks").handlers.clear()
+
+
+def test_monitored_training_session_checks_both_hook_lists():
+    with pytest.raises(TypeError, match=r"`chief_only_hooks\[0\]` must be a SessionRunHook, got 'x'"):
+        pyhooks.MonitoredTrainingSession(chief_only_hooks=["x"], save_checkpoint_secs=None)
+    with pytest.raises(TypeError, match=r"`hooks` must be a list of SessionRunHook, got 7 \(int\)"):
+        pyhooks.MonitoredTrainingSession(hooks=7, save_checkpoint_secs=None)

@@ -45,7 +45,7 @@ from pyhooks.estimators._quiet import import_tensorflow, native_stderr_filtered,
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.models import make_optimizer
-from pyhooks.hook import SessionRunHook
+from pyhooks.hook import SessionRunHook, check_hooks
 from pyhooks.timer import check_positive
 
 __all__ = ["Estimator", "TRAINING_LOSS_COLLECTION"]
@@ -456,24 +456,6 @@ class _GraphState:
 
 
 # --------------------------------------------------------------------------- the estimator
-def _check_hooks(hooks):
-    if hooks is None:
-        return []
-    if isinstance(hooks, SessionRunHook) or (
-            not isinstance(hooks, (list, tuple)) and hasattr(hooks, "before_run")):
-        hooks = [hooks]
-    if not isinstance(hooks, (list, tuple)):
-        raise TypeError(f"`hooks` must be a list of SessionRunHook, got {hooks!r} "
-                        f"({type(hooks).__name__}).")
-    for i, hook in enumerate(hooks):
-        if isinstance(hook, (str, bytes, int, float, dict, list, tuple)) or not any(
-                callable(getattr(hook, m, None))
-                for m in ("begin", "after_create_session", "before_run", "after_run", "end")):
-            raise TypeError(f"`hooks[{i}]` must be a SessionRunHook, got {hook!r} "
-                            f"({type(hook).__name__}).")
-    return list(hooks)
-
-
 def _steps(name, value):
     return check_positive(name, value, integer=True)
 
@@ -609,7 +591,7 @@ class Estimator:
             max_steps = _steps("max_steps", max_steps)
             if max_steps <= 0:
                 raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
-        hooks = _check_hooks(hooks)
+        hooks = check_hooks(hooks)
         listeners = list(saving_listeners or [])
         for i, listener in enumerate(listeners):
             if not callable(getattr(listener, "after_save", None)):
@@ -711,7 +693,7 @@ class Estimator:
                 raise ValueError(f"Must specify steps > 0, given: {steps}")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"`name` must be a string or None, got {name!r}.")
-        hooks = _check_hooks(hooks)
+        hooks = check_hooks(hooks)
         feeds = self._feeds(input_fn, EVAL)
         if steps is None and input_fn.num_epochs is None:
             raise ValueError("Evaluation would never end: the input repeats forever "
@@ -744,7 +726,7 @@ class Estimator:
             a list of dicts (one per example), or a dict of arrays if ``as_dict``.
         """
         keys = self._predict_keys(predict_keys)
-        hooks = _check_hooks(hooks)
+        hooks = check_hooks(hooks)
         feeds = self._feeds(input_fn, PREDICT)
         state = self._state(PREDICT)
         graph_keys = [k for k in keys if k in state.predictions]

@@ -29,6 +29,11 @@ callback is used as a context manager around ``fit``, for any other error::
 Keras looks at ``stop_training`` only after a batch: a stop requested in
 ``after_create_session`` (``StopAtStepHook`` already at its step) ends ``fit``
 after one batch.
+
+A ``ProgressBarHook`` whose ``total`` is None gets, for this ``fit`` only, the
+number of batches ``fit`` will run when Keras knows it (``epochs`` minus
+``initial_epoch``, times the batches of an epoch), as ``train()`` gives it
+the number of steps.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from pyhooks.eager import StepGraph, _compile_leaves, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, check_hooks, context_class, hooks_by_method
 from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks.progress_bar import ProgressBarHook
 from pyhooks.session import (FusedKept, _call, _Coordinator, _generate, _indent,
                               _is_end_of_input, _names, after_run_caller, before_run_caller,
                               call_after_error, fusable, fused_calls, fused_key)
@@ -145,6 +151,8 @@ class HooksCallback(keras.callbacks.Callback):
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
         self._fusable = fusable(self._before_hooks, self._after_hooks)
         self._fused_made = FusedKept()  # batch methods made for a plan: see _fuse
+        self._bars = [hook for hook in self.hooks if isinstance(hook, ProgressBarHook)]
+        self._to_fill = self._filled = []  # bars given a total for one fit: see on_epoch_begin
 
     # -- lifetime
     def on_train_begin(self, logs=None):
@@ -162,6 +170,7 @@ class HooksCallback(keras.callbacks.Callback):
         self._unfuse()
         self._fused_made.clear()
         self._active = True
+        self._to_fill = [bar for bar in self._bars if bar.total is None]
         self._install_guard(model)
         coord = _Coordinator()
         try:
@@ -176,6 +185,22 @@ class HooksCallback(keras.callbacks.Callback):
             raise
         if coord.should_stop():
             model.stop_training = True
+
+    def on_epoch_begin(self, epoch, logs=None):
+        to_fill, self._to_fill = self._to_fill, []
+        batches = (self.params or {}).get("steps")
+        if to_fill and batches:  # the first epoch of this fit is initial_epoch
+            per_run = getattr(self.model, "steps_per_execution", 1) or 1
+            total = (self.params["epochs"] - epoch) * -(-batches // per_run)
+            for bar in to_fill:
+                bar.total = total
+            self._filled = to_fill
+
+    def _unfill(self):
+        """The bars given a total by this fit get None back (after their end()/after_error())."""
+        filled, self._to_fill, self._filled = self._filled, [], []
+        for bar in filled:
+            bar.total = None
 
     def on_train_batch_begin(self, batch, logs=None):
         self._first_batch = batch
@@ -318,8 +343,11 @@ class HooksCallback(keras.callbacks.Callback):
         self._active = False
         self._unfuse()
         self._remove_guard()
-        for hook in self._end_hooks:
-            _call(hook, "end", self.session)
+        try:
+            for hook in self._end_hooks:
+                _call(hook, "end", self.session)
+        finally:
+            self._unfill()
 
     def _fail(self, error):
         """``after_error`` on every hook, once per ``fit``; the error propagates."""
@@ -328,7 +356,10 @@ class HooksCallback(keras.callbacks.Callback):
         self._active = False
         self._unfuse()
         self._remove_guard()
-        call_after_error(self._error_hooks, self.session, error)
+        try:
+            call_after_error(self._error_hooks, self.session, error)
+        finally:
+            self._unfill()
 
     # -- the train-function guard
     def _install_guard(self, model):

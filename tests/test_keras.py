@@ -149,6 +149,33 @@ def test_builtin_hooks_in_fit(tmp_path, caplog):
     assert logged == [f"logged loss={losses[i]:.5f}" for i in (0, 4)]
 
 
+def test_progress_bar_without_total_gets_the_batches_of_this_fit():
+    def bar_lines(**kwargs):
+        out = io.StringIO()
+        bar = pyhooks.ProgressBarHook(writer=out, mode="plain")
+        stop = kwargs.pop("stop", [])
+        model = kwargs.pop("model", None) or make_model()
+        fit([bar, *stop], model=model, **kwargs)
+        assert bar.total is None  # given for that fit only
+        return out.getvalue().splitlines()
+
+    assert bar_lines(epochs=3, initial_epoch=1)[-1].startswith(f"Training 8/8 [{'=' * 38}]")
+    lines = bar_lines(epochs=2, stop=[pyhooks.StopAtStepHook(last_step=3)])
+    assert lines[-2].startswith("Training 3/8 [") and lines[-1] == (
+        "Training stopped by a hook after 3 of 8 steps.")
+    model = make_model()
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=3)  # 2 runs an epoch
+    assert bar_lines(epochs=2, model=model)[-1].startswith("Training 4/4 [")
+
+    def after_run(context, values):
+        raise ValueError("bad hook")
+
+    bar = pyhooks.ProgressBarHook(writer=io.StringIO(), mode="plain")
+    with pytest.raises(ValueError, match="bad hook"):
+        fit([bar, pyhooks.LambdaHook(after_run=after_run)])
+    assert bar.total is None
+
+
 def test_stop_at_step_stops_fit():
     model, logs = fit([pyhooks.StopAtStepHook(last_step=3)], epochs=5)
     assert len(logs) == 3 and int(model.optimizer.iterations.numpy()) == 3

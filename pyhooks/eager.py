@@ -267,6 +267,14 @@ class _Evaluator:
     _step_block = (0, np.arange(0, _STEP_BLOCK, dtype=np.int64))  # (first step, values)
     _where = "the step function"
 
+    def pyhooks_check_fetches(self, fetches):
+        """Raises what fetching ``fetches`` from the last step would (nothing before a step).
+
+        The runners call it on an error, to name the hook that asked for a bad fetch.
+        """
+        if self._outputs is not None:
+            self._evaluate(fetches, self._outputs, 0)
+
     def _evaluate(self, fetches, outputs, step_before):
         cls = type(fetches)
         leaf = self._leaf

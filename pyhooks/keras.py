@@ -52,9 +52,10 @@ from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, check_hooks, context_class, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.hooks.progress_bar import ProgressBarHook
-from pyhooks.session import (FusedKept, _call, _Coordinator, _generate, _indent,
+from pyhooks.session import (FETCH_ERRORS, FusedKept, _call, _Coordinator, _generate, _indent,
                               _is_end_of_input, _names, after_run_caller, before_run_caller,
-                              call_after_error, fusable, fused_calls, fused_key)
+                              call_after_error, fusable, fused_calls, fused_key,
+                              note_fetch_owner)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -148,6 +149,7 @@ class HooksCallback(keras.callbacks.Callback):
         self._call_before = before_run_caller(self._before_hooks)
         self._call_after = after_run_caller(self._after_hooks)
         self._plan = None
+        self._asked = ()  # the general path's last args_list
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
         self._fusable = fusable(self._before_hooks, self._after_hooks)
         self._fused_made = FusedKept()  # batch methods made for a plan: see _fuse
@@ -223,6 +225,7 @@ class HooksCallback(keras.callbacks.Callback):
         (:meth:`_fuse`) from the next one on.
         """
         try:
+            self._asked = args_list  # for note_fetch_owner at the batch's end
             self._plan = plan = (self._plans.get(None, args_list) or
                                  self._fetches_only(args_list))
             if self._plans.stable and self._fusable:
@@ -332,6 +335,8 @@ class HooksCallback(keras.callbacks.Callback):
             session.step = reached
             self._call_after(plan.after_picks, values, context)
         except BaseException as error:
+            if isinstance(error, FETCH_ERRORS):
+                note_fetch_owner(error, session, self.hooks, self._before_hooks, self._asked)
             self._fail(error)
             raise
         if context._stop_requested:  # noqa: SLF001

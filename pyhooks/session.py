@@ -403,6 +403,48 @@ def _generate(lines, name, names):
                                        "new": _tuple_new, "Values": SessionRunValues, **names})
 
 
+FETCH_ERRORS = (TypeError, ValueError, LookupError)  # what a fetch nobody can fetch raises
+
+
+def note_fetch_owner(error, session, hooks, before_hooks, args_list):
+    """Names, in a note on ``error``, the first hook whose fetches ``session`` cannot fetch.
+
+    For an error of a step (one of :data:`FETCH_ERRORS`, not raised inside a
+    hook): TensorFlow's message, or the backend's, names the fetch; the note
+    says which hook asked for it (its position in ``hooks``). Each hook's
+    fetches are checked alone, without running anything: through the
+    session's ``pyhooks_check_fetches`` (eager, Keras), else TensorFlow's own
+    fetch handler for the session's graph. Nothing found: no note.
+    """
+    if getattr(error, "_pyhooks_noted", False):  # raised in a hook: its note says where
+        return
+    check = getattr(session, "pyhooks_check_fetches", None)
+    graph = getattr(session, "graph", None)
+    if check is None and graph is not None:
+        try:
+            from tensorflow.python.client.session import _FetchHandler
+        except ImportError:  # pragma: no cover - depends on TensorFlow's layout
+            return
+        def check(fetches):
+            _FetchHandler(graph, fetches, {})
+    if check is None:
+        return
+    for hook, args in zip(before_hooks, args_list):
+        if args is None or args.fetches is None:
+            continue
+        try:
+            check(args.fetches)
+        except Exception:  # noqa: BLE001 - this hook's fetches are the ones
+            position = next(i for i, h in enumerate(hooks) if h is hook)
+            name = getattr(hook, "hook_name", None) or type(hook).__name__
+            try:
+                error.add_note(f"pyhooks: `hooks[{position}]` ({name}) asked for this fetch "
+                               "in before_run()")
+            except (AttributeError, TypeError):
+                pass
+            return
+
+
 def call_after_error(hooks, session, error):
     """``after_error(session, error)`` on every hook, in order.
 
@@ -601,26 +643,30 @@ class _MonitoredSessionBase:
                               run_metadata=run_metadata)
             values, picks = (), None
         else:  # through the step's plan (see pyhooks._plans), else merged afresh
-            plan = None
-            if not feed_dict and options is None and run_metadata is None:
-                caller = (fetches if fetches is not None else
-                          getattr(sess, "pyhooks_step_fetch", None))
-                if caller is not None:
-                    plan = self._plans.get(caller, args_list)
-                    if self._plans.stable and self._fusable and feed_dict is None and (
-                            plan.direct or plan.call is not None):
-                        self._fuse(plan, args_list, fetches)
-            if plan is None:  # hooks feed or set options (or the caller does)
-                result, values, options, run_metadata = self._merged_run(
-                    fetches, feed_dict, options, run_metadata, args_list)
-                picks = self._plans.positions
-            elif plan.direct:  # no hook fetches anything
-                result, values, picks = sess.run(fetches), (), plan.after_picks
-            else:
-                call = plan.call
-                values = call() if call is not None else self._plan_values(plan, sess)
-                pick, picks = plan.caller, plan.after_picks
-                result = values[pick] if type(pick) is int else pick(values)
+            try:
+                plan = None
+                if not feed_dict and options is None and run_metadata is None:
+                    caller = (fetches if fetches is not None else
+                              getattr(sess, "pyhooks_step_fetch", None))
+                    if caller is not None:
+                        plan = self._plans.get(caller, args_list)
+                        if self._plans.stable and self._fusable and feed_dict is None and (
+                                plan.direct or plan.call is not None):
+                            self._fuse(plan, args_list, fetches)
+                if plan is None:  # hooks feed or set options (or the caller does)
+                    result, values, options, run_metadata = self._merged_run(
+                        fetches, feed_dict, options, run_metadata, args_list)
+                    picks = self._plans.positions
+                elif plan.direct:  # no hook fetches anything
+                    result, values, picks = sess.run(fetches), (), plan.after_picks
+                else:
+                    call = plan.call
+                    values = call() if call is not None else self._plan_values(plan, sess)
+                    pick, picks = plan.caller, plan.after_picks
+                    result = values[pick] if type(pick) is int else pick(values)
+            except FETCH_ERRORS as error:
+                note_fetch_owner(error, sess, self._hooks, self._before_hooks, args_list)
+                raise
         self._call_after(picks, values, context, options, run_metadata)
         if context._stop_requested:
             self._stop = True

@@ -109,9 +109,20 @@ def test_missing_output_lists_the_outputs():
 def test_missing_output_asked_by_a_hook_fails_the_loop():
     recorder = Recorder()
     hook = pyhooks.LoggingTensorHook({"acc": "accuracy"}, every_n_iter=1)
-    with pytest.raises(StepOutputError, match=r"no output 'accuracy'; its outputs are: loss, "):
+    with pytest.raises(StepOutputError,
+                       match=r"no output 'accuracy'; its outputs are: loss, ") as info:
         loop(session(Model(), [recorder, hook]))
     assert recorder.calls == ["begin", ("after_error", "StepOutputError")]
+    assert info.value.__notes__ == [
+        "pyhooks: `hooks[1]` (LoggingTensorHook) asked for this fetch in before_run()"]
+
+
+def test_a_fetch_of_the_wrong_type_names_the_hook_that_asked_for_it():
+    asks = pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(["loss", 1.5]))
+    with pytest.raises(TypeError, match=r"EagerSession cannot fetch 1.5 \(float\)") as info:
+        loop(session(Model(), [pyhooks.HistorySaverHook(), asks]))
+    assert info.value.__notes__ == [
+        "pyhooks: `hooks[1]` (LambdaHook) asked for this fetch in before_run()"]
 
 
 def test_outputs_hooks_use_now_and_then_are_converted_only_when_used():
@@ -179,9 +190,12 @@ def test_the_global_step_is_numpy_for_users_and_an_int_for_pyhooks_hooks():
 def test_missing_output_asked_unconverted_by_a_hook_fails_the_loop():
     recorder = Recorder()
     hook = pyhooks.HistorySaverHook(metrics={"acc": "accuracy"})
-    with pytest.raises(StepOutputError, match=r"no output 'accuracy'; its outputs are: loss, "):
+    with pytest.raises(StepOutputError,
+                       match=r"no output 'accuracy'; its outputs are: loss, ") as info:
         loop(session(Model(), [recorder, hook]))
     assert recorder.calls == ["begin", ("after_error", "StepOutputError")]
+    assert info.value.__notes__ == [
+        "pyhooks: `hooks[1]` (HistorySaverHook) asked for this fetch in before_run()"]
 
 
 def test_feeds_and_tracing_options_are_refused():

@@ -230,6 +230,8 @@ def test_missing_output_lists_the_logs():
     assert str(info.value) == ("model.fit's batch has no output 'accuracy'; its outputs are: "
                                "loss, mae.")
     assert recorder.calls == ["begin", ("after_error", "StepOutputError")]
+    assert info.value.__notes__ == [
+        "pyhooks: `hooks[1]` (LoggingTensorHook) asked for this fetch in before_run()"]
 
 
 def test_hook_error_calls_after_error_and_propagates_with_a_note():

@@ -255,6 +255,26 @@ def test_pyhooks_hooks_run_under_tensorflow_monitored_session():
     assert log[-1] == ("h", "end")
 
 
+@pytest.mark.parametrize("bad, error", [("nonexistent:0", ValueError), (1.5, TypeError)])
+def test_a_fetch_tensorflow_refuses_names_the_hook_that_asked_for_it(bad, error):
+    model = Model()
+    fine = pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(model.loss))
+    asks = pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs({"x": [bad]}),
+                              name="asks")
+    with model.graph.as_default():
+        with pytest.raises(error, match="Argument `fetch`") as info:
+            with pyhooks.MonitoredSession(hooks=[pyhooks.StopAtStepHook(3), fine, asks]) as sess:
+                sess.run(model.train_op)
+    assert info.value.__notes__ == [
+        "pyhooks: `hooks[2]` (asks) asked for this fetch in before_run()"]
+    # the caller's own bad fetch: TensorFlow's error alone
+    with model.graph.as_default():
+        with pytest.raises(error, match="Argument `fetch`") as info:
+            with pyhooks.MonitoredSession(hooks=[fine]) as sess:
+                sess.run([model.train_op, bad])
+    assert not getattr(info.value, "__notes__", [])
+
+
 def test_hook_error_under_real_session_has_note(caplog):
     model = Model()
 

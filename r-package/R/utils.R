@@ -82,6 +82,7 @@ abort_from_python <- function(cnd, call, ...) {
   message <- if (nzchar(info$value)) info$value else info$type
   message <- python_index_to_r(message)
   notes <- grep("^pyhooks: raised in", info$notes, value = TRUE, invert = TRUE)
+  notes <- vapply(sub("^pyhooks: ", "", notes), python_index_to_r, "", USE.NAMES = FALSE)
   bullets <- c(
     "{message}",
     "i" = "Raised by Python ({info$type}).",

@@ -201,6 +201,21 @@ test_that("before_run must return session_run_args() or NULL", {
   )
 })
 
+test_that("a fetch nobody can fetch names the hook that asked for it, R-style", {
+  skip_if_no_pyhooks()
+  fine <- session_run_hook(before_run = function(context) session_run_args(step = "global_step:0"))
+  bad <- session_run_hook(before_run = function(context) session_run_args(a = "nonexistent:0"))
+  err <- expect_error(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(fine, bad)),
+    class = "pyhooks_python_ValueError"
+  )
+  expect_match(conditionMessage(err), "nonexistent:0", fixed = TRUE)
+  expect_match(conditionMessage(err),
+               "`hooks[[2]]` (session_run_hook()) asked for this fetch in before_run()",
+               fixed = TRUE)
+  expect_no_match(conditionMessage(err), "pyhooks:", fixed = TRUE)
+})
+
 test_that("an interrupt in a callback is an interrupt that carries the history", {
   skip_if_no_pyhooks()
   n <- 0

@@ -18,7 +18,17 @@ LOGGER_NAME = "pyhooks"
 
 
 class _VisibleHandler(logging.StreamHandler):
-    """The handler pyhooks adds itself (recognised so it is added only once)."""
+    """The handler pyhooks adds itself (recognised so it is added only once).
+
+    It steps aside once the root logger has a handler, which happens behind
+    the user's back too (``logging.info()`` from any library calls
+    ``basicConfig()``): the record reaches that handler, and is shown once.
+    """
+
+    def emit(self, record):
+        if logging.getLogger(LOGGER_NAME).propagate and logging.getLogger().handlers:
+            return
+        super().emit(record)
 
 
 def ensure_visible_logging() -> logging.Logger:

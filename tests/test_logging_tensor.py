@@ -136,6 +136,23 @@ def test_ensure_visible_logging_attaches_one_handler(monkeypatch, capsys):
     assert capsys.readouterr().err == "INFO:pyhooks:loss = 1.0\n"
 
 
+def test_logging_configured_later_shows_each_record_once(monkeypatch, capsys):
+    logger = logging.getLogger("pyhooks")
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    monkeypatch.setattr(logger, "handlers", [])
+    monkeypatch.setattr(logger, "level", logging.NOTSET)
+    _logging.ensure_visible_logging()
+    logger.info("before")
+    logging.info("a library logs through the root logger")  # calls basicConfig(): a root handler
+    assert len(root.handlers) == 1
+    logger.info("after")
+    monkeypatch.setattr(logger, "propagate", False)  # the root handler no longer sees them
+    logger.info("not propagated")
+    assert capsys.readouterr().err == (
+        "INFO:pyhooks:before\nINFO:pyhooks:after\nINFO:pyhooks:not propagated\n")
+
+
 def test_configured_logging_left_alone(monkeypatch):
     logger = logging.getLogger("pyhooks")
     monkeypatch.setattr(logging.getLogger(), "handlers", [logging.NullHandler()])

@@ -914,17 +914,19 @@ class SingularMonitoredSession(_MonitoredSessionBase):
 
     Args:
         hooks: a list of hooks.
-        scaffold, master, config, checkpoint_dir: passed to TensorFlow's
-            ``ChiefSessionCreator``.
+        scaffold, master, config, checkpoint_dir, checkpoint_filename_with_path: passed
+            to TensorFlow's ``ChiefSessionCreator`` (the variables are restored from
+            the latest checkpoint of ``checkpoint_dir``, or from that file).
         stop_grace_period_secs: as for :class:`MonitoredSession`.
     """
 
     def __init__(self, hooks=None, scaffold=None, master="", config=None, checkpoint_dir=None,
-                 stop_grace_period_secs=120):
+                 stop_grace_period_secs=120, checkpoint_filename_with_path=None):
         from tensorflow.python.training.monitored_session import ChiefSessionCreator
 
         creator = ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
-                                      checkpoint_dir=checkpoint_dir)
+                                      checkpoint_dir=checkpoint_dir,
+                                      checkpoint_filename_with_path=checkpoint_filename_with_path)
         super().__init__(creator, hooks, should_recover=False,
                          stop_grace_period_secs=stop_grace_period_secs)
 

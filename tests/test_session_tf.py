@@ -169,6 +169,20 @@ def test_singular_session_does_not_recover(monkeypatch):
     assert log[-1] == ("h", "after_error", "AbortedError")
 
 
+def test_singular_session_restores_from_checkpoint_filename_with_path(tmp_path):
+    model = Model()
+    with model.graph.as_default():
+        saver = v1.train.Saver()
+        with pyhooks.SingularMonitoredSession() as sess:
+            for _ in range(3):
+                sess.run(model.train_op)
+            trained = sess.run(model.w)
+            path = saver.save(sess.raw_session(), str(tmp_path / "w"), global_step=3)
+        with pyhooks.SingularMonitoredSession(checkpoint_filename_with_path=path) as sess:
+            assert sess.run(model.w) == trained != 0.0
+            assert sess.run(model.global_step) == 3
+
+
 def test_out_of_range_ends_the_loop_cleanly_with_end():
     log = []
     with tf.Graph().as_default():

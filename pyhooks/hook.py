@@ -222,7 +222,7 @@ _BASE_MODULES = frozenset({__name__, "tensorflow.python.training.session_run_hoo
 def check_hooks(hooks, name="hooks") -> list:
     """``hooks`` as a new list, checked: ``None`` is none, one hook alone is a list of it.
 
-    Anything that is not a hook (an object with none of the five methods) is a
+    Anything that is not a hook (an object with none of the lifecycle methods) is a
     ``TypeError`` naming the argument and position, e.g. ``hooks[1]``.
     """
     if hooks is None:
@@ -243,7 +243,8 @@ def _is_hook(value):
     return isinstance(value, SessionRunHook) or (
         not isinstance(value, (str, bytes, int, float, dict, list, tuple)) and any(
             callable(getattr(value, m, None))
-            for m in ("begin", "after_create_session", "before_run", "after_run", "end")))
+            for m in ("begin", "after_create_session", "before_run", "after_run", "end",
+                      "after_error")))
 
 
 def overridden_methods(hook) -> frozenset:

@@ -267,6 +267,12 @@ def test_hooks_not_a_list_is_a_type_error_and_one_hook_alone_is_a_list_of_it():
         sess.run(FakeTensor("x"))
     assert sess._hooks == [hook] and hook.runs == 1
 
+    class OnlyAfterError:  # duck-typed, with pyhooks' sixth method alone
+        def after_error(self, session, error):
+            pass
+
+    assert len(MonitoredSession(FakeCreator(), [OnlyAfterError()])._hooks) == 1
+
 
 def test_run_step_fn():
     log = []

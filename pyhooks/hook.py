@@ -229,22 +229,21 @@ def check_hooks(hooks, name="hooks") -> list:
         return []
     if _is_hook(hooks):
         return [hooks]
-    if not isinstance(hooks, (list, tuple)):
+    if isinstance(hooks, (str, bytes, dict)) or not hasattr(hooks, "__iter__"):
         raise TypeError(f"`{name}` must be a list of SessionRunHook, got {hooks!r} "
                         f"({type(hooks).__name__}).")
+    hooks = list(hooks)  # any iterable, as the runner took before (a generator too)
     for i, hook in enumerate(hooks):
         if not _is_hook(hook):
             raise TypeError(f"`{name}[{i}]` must be a SessionRunHook, got {hook!r} "
                             f"({type(hook).__name__}).")
-    return list(hooks)
+    return hooks
 
 
 def _is_hook(value):
     return isinstance(value, SessionRunHook) or (
         not isinstance(value, (str, bytes, int, float, dict, list, tuple)) and any(
-            callable(getattr(value, m, None))
-            for m in ("begin", "after_create_session", "before_run", "after_run", "end",
-                      "after_error")))
+            callable(getattr(value, m, None)) for m in HOOK_METHODS))
 
 
 def overridden_methods(hook) -> frozenset:

@@ -118,7 +118,7 @@ def main():
                 run()
         return loop
 
-    def hooked(kind, hooks):
+    def hooked(kind, hooks, pair=False):
         with graph.as_default():
             if kind == "tf":
                 sess = v1.train.MonitoredSession(TfKeep(), hooks=hooks)
@@ -131,7 +131,12 @@ def main():
             run = sess.run
             for _ in range(n):
                 run(train_op)
-        return loop
+
+        def loop_pair(n):  # the classic loop: a new list at every step
+            run = sess.run
+            for _ in range(n):
+                run([train_op, loss])
+        return loop_pair if pair else loop
 
     cases = [
         ("(a)  bare Session.run(train_op)", bare(train_op)),
@@ -143,6 +148,10 @@ def main():
         ("(d)  pyhooks, 10 hooks fetching the loss", hooked("py", [FetchLoss() for _ in range(10)])),
         ("(e)  tf, 10 hooks fetching nothing", hooked("tf", [FetchNothing() for _ in range(10)])),
         ("(e)  pyhooks, 10 hooks fetching nothing", hooked("py", [FetchNothing() for _ in range(10)])),
+        ("(f)  tf, (d) with run([train_op, loss])",
+         hooked("tf", [FetchLoss() for _ in range(10)], pair=True)),
+        ("(f)  pyhooks, (d) with run([train_op, loss])",
+         hooked("py", [FetchLoss() for _ in range(10)], pair=True)),
     ]
     for _, loop in cases:  # warm up
         loop(200)
@@ -164,6 +173,8 @@ def main():
     py_e = med["(e)  pyhooks, 10 hooks fetching nothing"] - med["(c)  pyhooks MonitoredSession, 0 hooks"]
     print(f"\nper hook that fetches nothing: tf {tf_e / 10:.2f} µs, pyhooks {py_e / 10:.2f} µs")
     print(f"pyhooks (d) vs (a'): {med['(d)  pyhooks, 10 hooks fetching the loss'] - med[cases[1][0]]:+.1f} µs")
+    print(f"pyhooks (f) vs (a'): "
+          f"{med['(f)  pyhooks, (d) with run([train_op, loss])'] - med[cases[1][0]]:+.1f} µs")
     # Runner overhead is a few µs against a step of ~150 µs whose own spread is
     # larger: also measure it as the median of many alternating paired runs.
     def paired(first, second, pairs=25, steps=1000):

@@ -207,8 +207,7 @@ class StepPlan:
             (``(caller's, [each after hook's])``), for :func:`expression`.
         after_picks: the picks in the order of the ``positions`` given to the cache.
         checks: ``(container, items)`` snapshots of the lists and dicts in the
-            caller's and the hooks' fetches, compared before the plan is used again
-            (``caller_checks``: whether the caller's fetches hold any).
+            caller's and the hooks' fetches, compared before the plan is used again.
         direct: no hook fetches anything: the caller's call can go out untouched.
         call: a function giving the flat values, set by the user of the plan, or
             ``None``: the runner's takes no arguments (a session's ``make_callable``),
@@ -216,7 +215,7 @@ class StepPlan:
     """
 
     __slots__ = ("keep", "flat", "caller", "picks", "after_picks", "shapes", "checks",
-                 "caller_checks", "direct", "call")
+                 "direct", "call")
 
     def __init__(self, caller, fetches_list, positions):
         merger = FetchMerger()
@@ -236,8 +235,7 @@ class StepPlan:
         self.picks = picks
         self.after_picks = [picks[p] for p in positions]
         self.shapes = (caller_shape, [shapes[p] for p in positions])
-        self.checks = _snapshots(caller, list(fetch_checks))  # the caller may edit its own too
-        self.caller_checks = len(self.checks) > len(fetch_checks)  # the caller has lists/dicts
+        self.checks = _snapshots(caller, fetch_checks)  # the caller may edit its own too
         self.call = None
 
 
@@ -252,11 +250,11 @@ class PlanCache:
     Attributes:
         positions: for each of ``after_hooks``, its position among ``before_hooks``,
             or ``len(before_hooks)`` (a slot that stays ``None``) if it has none.
-        stable: the last :meth:`get` gave the plan of the call before it, for
-            the very same caller's fetches, holding no list or dict that could
-            change: the plan may be bound to these requests (a fused step, see
-            :func:`pyhooks.session.fused_calls`, which checks every hook's
-            request at every step).
+        stable: the last :meth:`get` gave the plan of the call before it (for the
+            same caller's fetches, or a structure of their signature): the plan
+            may be bound to these requests (a fused step, see
+            :func:`pyhooks.session.fused_calls`, which checks the caller's
+            fetches and every hook's request at every step).
     """
 
     __slots__ = ("_by_args", "_by_fetches", "positions", "_last", "stable")
@@ -294,7 +292,7 @@ class PlanCache:
                 and (all(map(is_, args_list, last[1]))
                      or all(map(same_request, args_list, last[1])))
                 and (not last[3] or unchanged(last[3]))):
-            self.stable = not last[2].caller_checks
+            self.stable = True
             return last[2]
         self.stable = False
         caller_key = signature(caller) if isinstance(caller, _CONTAINERS) else id(caller)
@@ -339,9 +337,9 @@ class PlanCache:
                 if args is not None:
                     _snapshots(args[0], checks)
         last = self._last
-        # twice in a row, a caller that cannot change: a fused step checks the hooks' requests
-        self.stable = (last is not None and last[2] is plan and last[0] is caller
-                       and not plan.caller_checks)
+        # twice in a row (the same caller, or one of its signature: the plan is made for
+        # one): a fused step checks the caller's fetches and the hooks' requests
+        self.stable = last is not None and last[2] is plan
         self._last = (caller, args_list, plan, checks)
 
 

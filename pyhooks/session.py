@@ -269,10 +269,13 @@ def fused_key(fetches, plan, args_list):
     the plan (it stands for the hooks' fetches) and the types of the hooks' args.
 
     Hooks that make new args alike at every step share one function, and so do
-    structures built anew with the same signature. Held by the cache, the plan
-    keeps every leaf alive, so the ids in a fused step's signatures stay theirs.
+    structures built anew with the same signature, the caller's too (a plan is
+    made for one signature of the caller's: it stands for them). Held by the
+    cache, the plan keeps every leaf alive, so the ids in a fused step's
+    signatures stay theirs.
     """
-    return [fetches, plan, *map(type, args_list)]
+    caller = plan if isinstance(fetches, (list, tuple, dict)) else fetches
+    return [caller, plan, *map(type, args_list)]
 
 
 def fusable(before_hooks, after_hooks):
@@ -480,7 +483,8 @@ class _MonitoredSessionBase:
         self._plans = PlanCache(self._before_hooks, self._after_hooks)
         self._call_before = before_run_caller(self._before_hooks)
         self._call_after = after_run_caller(self._after_hooks)
-        self._fused = self._fused_fetches = None  # see _fuse
+        self._fused = self._fused_fetches = self._fused_signature = None  # see _fuse
+        self._fused_fixed = False
         self._fused_made = FusedKept()
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         self._fusable = not self._span_hooks and fusable(self._before_hooks, self._after_hooks)
@@ -610,9 +614,12 @@ class _MonitoredSessionBase:
         while True:
             try:
                 fused = self._fused
-                if (fused is not None and fetches is self._fused_fetches and feed_dict is None
-                        and options is None and run_metadata is None):
-                    return fused()
+                if (fused is not None and feed_dict is None and options is None
+                        and run_metadata is None and (
+                            fetches is self._fused_fetches and self._fused_fixed
+                            or self._fused_signature is not None
+                            and signature(fetches) == self._fused_signature)):
+                    return fused(fetches)
                 if not self._step_hooks:
                     return self._sess.run(fetches, feed_dict=feed_dict, options=options,
                                           run_metadata=run_metadata)
@@ -738,10 +745,17 @@ class _MonitoredSessionBase:
         hook that asks anything else takes that step back to the general path.
         Hooks that switch between a few requests switch between their
         functions (kept, not made again).
+
+        The caller's fetches are the very object (a leaf), or a structure of
+        the same :func:`~pyhooks._plans.signature` (``run([train_op, loss])``
+        builds a new list at every step, and may edit a kept one in place).
         """
         self._fused = self._fused_made.get(fused_key(fetches, plan, args_list),
                                            lambda: self._fused_step(plan, args_list, fetches))
         self._fused_fetches = fetches
+        self._fused_fixed = not can_change(fetches)  # a leaf, or tuples of leaves
+        self._fused_signature = (signature(fetches) if isinstance(fetches, (list, tuple, dict))
+                                 else None)
 
     def _fused_step(self, plan, args_list, fetches):
         """The function :meth:`_fuse` installs."""
@@ -752,14 +766,17 @@ class _MonitoredSessionBase:
         names.update(runner=self, sess=self._sess, FETCHES=fetches, call=plan.call,
                      Context=context_class(_NO_ARGS if fetches is None else
                                            SessionRunArgs(fetches), self._sess))
-        lines = ["def fused_step():", "    context = Context()",
+        names.update(NewContext=SessionRunContext, NewArgs=SessionRunArgs)
+        lines = ["def fused_step(fetches):",  # FETCHES, or a structure of its signature
+                 "    context = (Context() if fetches is FETCHES else",
+                 "               NewContext(NewArgs(fetches), sess))",
                  "    context._stop_requested = False", *_indent(before),
                  f"    if {check}:  # not this plan's step",
                  "        return runner._after_before_run(",
                  f"            context, [{_names('r', len(self._before_hooks))}],"
-                 " FETCHES, None, None, None)"]
+                 " fetches, None, None, None)"]
         if plan.direct:
-            lines.append("    result = sess.run(FETCHES)")
+            lines.append("    result = sess.run(fetches)")
         else:
             lines += [*_indent(values), f"    result = {result}"]
         lines += [*_indent(after), "    if context._stop_requested:",

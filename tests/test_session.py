@@ -500,6 +500,39 @@ def test_a_structure_built_anew_every_step_is_fused_and_an_edit_is_seen(monkeypa
     assert general == [1, 2, 3, 6]  # fused while the signature is the plan's
 
 
+def test_a_caller_list_built_anew_every_step_is_fused_and_an_edit_is_seen(monkeypatch):
+    """``run([train_op, loss])`` (and every ``run(list(...))`` from R) builds a new list at
+    every step: one fused step serves them all, each context holding the caller's own list;
+    the same list kept and edited in place is seen at its step, and so is another type."""
+    import pyhooks.session as session_module
+
+    made = []
+    make_function = session_module.make_function
+    monkeypatch.setattr(session_module, "make_function",
+                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
+    t, loss, y = FakeTensor("t"), FakeTensor("loss"), FakeTensor("y")
+    kept = [t, loss]
+    hook = RecordingHook("h", [], fetches=(y,), same_args=True)
+    general = record_general_steps(monkeypatch, lambda: step)
+    callers, got = [], []
+    with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
+        for step in range(1, 13):
+            caller = (kept if step in (6, 7, 8) else (t, loss) if step == 10 else [t, loss])
+            if step == 8:
+                kept[1] = y  # edited in place after two fused steps with it
+            callers.append(caller)
+            got.append(sess.run(caller))
+    i = range(12)
+    assert got == [("t@9", "loss@9") if k == 9 else
+                   [f"t@{k}", "y@7"] if k == 7 else [f"t@{k}", f"loss@{k}"] for k in i]
+    assert hook.results == [(f"y@{k}",) for k in i]
+    assert all(c.original_args.fetches is caller for c, caller in zip(hook.contexts, callers))
+    # fused from step 4 on (a callable at step 3), but at the edited list (8) and at the
+    # tuple (10): their own plans; the lists after them find the fused step still there
+    assert general == [1, 2, 3, 8, 10]
+    assert made.count("fused_step") == 1
+
+
 def test_hooks_switching_args_get_their_results_and_their_fused_steps_are_kept(monkeypatch):
     """Args objects A A B B A A B B ...: each step gets its own results; each set of args
     gets one fused step, made once (not again at every switch)."""

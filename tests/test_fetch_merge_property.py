@@ -218,7 +218,7 @@ FUSED_STEPS = 12
 orders = st.lists(st.tuples(st.integers(0, 2), st.integers(1, 5)), min_size=FUSED_STEPS,
                   max_size=FUSED_STEPS).map(
     lambda runs: [choice for choice, length in runs for _ in range(length)][:FUSED_STEPS])
-# structures that cannot change in place: those are fused (a list or dict never is)
+# structures that cannot change in place (a list or dict is compared by signature)
 frozen = st.recursive(
     leaves,
     lambda children: st.one_of(st.lists(children, max_size=3).map(tuple),
@@ -248,34 +248,41 @@ class Chooser(pyhooks.SessionRunHook):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(callers=st.lists(st.one_of(frozen, structures), min_size=1, max_size=2),
-       caller_order=orders,
+       caller_order=orders, caller_anew=st.booleans(),
        choosers=st.lists(st.tuples(st.lists(st.one_of(st.none(), frozen, structures),
                                             min_size=1, max_size=3), orders, st.booleans()),
                          max_size=4))
-def test_fused_steps_give_what_session_run_returns(callers, caller_order, choosers):
-    """Parties that keep asking the same (the same objects, or new args alike) run through
-    fused steps; any switch (to another of a few structures, or to nothing) is seen at the
-    step it happens."""
+def test_fused_steps_give_what_session_run_returns(callers, caller_order, caller_anew, choosers):
+    """Parties that keep asking the same (the same objects, or new args alike; a caller
+    that builds its structure anew at every step) run through fused steps; any switch (to
+    another of a few structures, or to nothing) is seen at the step it happens."""
     hooks = [Chooser(options, order, fresh) for options, order, fresh in choosers]
+    same_leaves = {leaf: leaf for leaf in TENSORS + [NOOP]}
     with GRAPH.as_default():
         sess = pyhooks.MonitoredSession(Callables(), hooks)
         for step in range(FUSED_STEPS):
             caller = callers[caller_order[step] % len(callers)]
+            if caller_anew:  # run([train_op, loss]): new containers, the same leaves
+                caller = relabel(caller, same_leaves)
             same(sess.run(caller), SESSION.run(caller))
             for hook in hooks:
                 same(hook.results, hook.expected)
         sess.close()
 
 
+@pytest.mark.parametrize("caller_anew", [False, True], ids=["a leaf", "a list built anew"])
 @pytest.mark.parametrize("fresh", [False, True], ids=["same args", "new args alike"])
-def test_fused_steps_happen_in_the_property_above(fresh, monkeypatch):
+def test_fused_steps_happen_in_the_property_above(fresh, caller_anew, monkeypatch):
     """The property above meets fused steps (else it would test the general path only)."""
     general = record_general_steps(monkeypatch, lambda: hook.step)
     hook = Chooser([(TENSORS[0], Pair(TENSORS[1], NOOP))], [0] * FUSED_STEPS, fresh)
     with GRAPH.as_default():
         sess = pyhooks.MonitoredSession(Callables(), [hook])
         for _ in range(6):
-            assert sess.run(TENSORS[2]) == 3.0
+            if caller_anew:
+                assert sess.run([TENSORS[2]]) == [3.0]
+            else:
+                assert sess.run(TENSORS[2]) == 3.0
         assert general == [0, 1, 2]  # then fused
         assert hook.results == (0.0, Pair(1.5, None))
         sess.close()

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from operator import is_, itemgetter
 
-__all__ = ["FetchMerger", "PlanCache", "StepPlan", "can_change", "expression", "rebuild",
-           "same_request", "signature", "written_out"]
+__all__ = ["CONTAINERS", "FetchMerger", "PlanCache", "StepPlan", "can_change", "expression",
+           "rebuild", "same_request", "signature", "written_out"]
 
 # A structure plan says how to rebuild one party's structure from the flat
 # values: an int is the index of a leaf; tuples describe containers.
 _LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(4)
-_CONTAINERS = (list, tuple, dict)
+CONTAINERS = (list, tuple, dict)  # what fetch structures are made of
 _CACHE_SIZE = 64
 
 
@@ -43,7 +43,7 @@ class FetchMerger:
 
     def add(self, fetches):
         """Adds ``fetches``; returns its structure plan (an int for a single leaf)."""
-        if isinstance(fetches, _CONTAINERS):
+        if isinstance(fetches, CONTAINERS):
             cls = type(fetches)
             if isinstance(fetches, dict):
                 keys = list(fetches)
@@ -173,7 +173,7 @@ def _snapshots(fetches, found):
     else:
         return found
     for item in items:
-        if isinstance(item, _CONTAINERS):
+        if isinstance(item, CONTAINERS):
             _snapshots(item, found)
     return found
 
@@ -295,7 +295,7 @@ class PlanCache:
             self.stable = True
             return last[2]
         self.stable = False
-        caller_key = signature(caller) if isinstance(caller, _CONTAINERS) else id(caller)
+        caller_key = signature(caller) if isinstance(caller, CONTAINERS) else id(caller)
         key = (caller_key, *map(id, args_list))
         entry = self._by_args.get(key)
         if entry is not None:
@@ -312,7 +312,7 @@ class PlanCache:
             else:
                 return None
         # containers by their signature: a hook may build its structure anew at every step
-        fetches_key = (caller_key, *[signature(f) if isinstance(f, _CONTAINERS) else id(f)
+        fetches_key = (caller_key, *[signature(f) if isinstance(f, CONTAINERS) else id(f)
                                      for f in fetches_list])
         plan = self._by_fetches.get(fetches_key)
         if plan is None or (plan.checks and not unchanged(plan.checks)):

@@ -39,8 +39,8 @@ from functools import partial
 from time import perf_counter
 
 from pyhooks._codegen import make_function
-from pyhooks._plans import (FetchMerger, PlanCache, can_change, expression, rebuild, signature,
-                            written_out)
+from pyhooks._plans import (CONTAINERS, FetchMerger, PlanCache, can_change, expression, rebuild,
+                            signature, written_out)
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues, check_hooks,
                           context_class, fixed_args_attribute, hooks_by_method)
@@ -58,6 +58,7 @@ USE_DEFAULT = object()
 _tuple_new = tuple.__new__  # builds SessionRunArgs/Values without namedtuple's slow __new__
 _NO_ARGS = SessionRunArgs(None)
 _NOTHING = SessionRunValues(None, None, None)
+_EDITABLE = object()  # nobody's fetches: see _MonitoredSessionBase._fuse
 _CALLABLE_CACHE_SIZE = 64
 
 
@@ -274,7 +275,7 @@ def fused_key(fetches, plan, args_list):
     cache, the plan keeps every leaf alive, so the ids in a fused step's
     signatures stay theirs.
     """
-    caller = plan if isinstance(fetches, (list, tuple, dict)) else fetches
+    caller = plan if isinstance(fetches, CONTAINERS) else fetches
     return [caller, plan, *map(type, args_list)]
 
 
@@ -484,7 +485,6 @@ class _MonitoredSessionBase:
         self._call_before = before_run_caller(self._before_hooks)
         self._call_after = after_run_caller(self._after_hooks)
         self._fused = self._fused_fetches = self._fused_signature = None  # see _fuse
-        self._fused_fixed = False
         self._fused_made = FusedKept()
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         self._fusable = not self._span_hooks and fusable(self._before_hooks, self._after_hooks)
@@ -616,8 +616,7 @@ class _MonitoredSessionBase:
                 fused = self._fused
                 if (fused is not None and feed_dict is None and options is None
                         and run_metadata is None and (
-                            fetches is self._fused_fetches and self._fused_fixed
-                            or self._fused_signature is not None
+                            fetches is self._fused_fetches or self._fused_signature is not None
                             and signature(fetches) == self._fused_signature)):
                     return fused(fetches)
                 if not self._step_hooks:
@@ -752,10 +751,9 @@ class _MonitoredSessionBase:
         """
         self._fused = self._fused_made.get(fused_key(fetches, plan, args_list),
                                            lambda: self._fused_step(plan, args_list, fetches))
-        self._fused_fetches = fetches
-        self._fused_fixed = not can_change(fetches)  # a leaf, or tuples of leaves
-        self._fused_signature = (signature(fetches) if isinstance(fetches, (list, tuple, dict))
-                                 else None)
+        # the very object only if it cannot change (a leaf, or tuples of leaves)
+        self._fused_fetches = _EDITABLE if can_change(fetches) else fetches
+        self._fused_signature = signature(fetches) if isinstance(fetches, CONTAINERS) else None
 
     def _fused_step(self, plan, args_list, fetches):
         """The function :meth:`_fuse` installs."""
@@ -765,8 +763,8 @@ class _MonitoredSessionBase:
             self._before_hooks, self._after_hooks, plan, args_list, source)
         names.update(runner=self, sess=self._sess, FETCHES=fetches, call=plan.call,
                      Context=context_class(_NO_ARGS if fetches is None else
-                                           SessionRunArgs(fetches), self._sess))
-        names.update(NewContext=SessionRunContext, NewArgs=SessionRunArgs)
+                                           SessionRunArgs(fetches), self._sess),
+                     NewContext=SessionRunContext, NewArgs=SessionRunArgs)
         lines = ["def fused_step(fetches):",  # FETCHES, or a structure of its signature
                  "    context = (Context() if fetches is FETCHES else",
                  "               NewContext(NewArgs(fetches), sess))",

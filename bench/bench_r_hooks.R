@@ -10,6 +10,8 @@
 #   (c)       (a) + a session_run_hook() defining all five callbacks
 #   (d)       (a) + a session_run_hook() whose before_run asks for the losses as
 #             SPEC §3's does (a structure built anew in R at every step), after_run NULL
+#   (e)       (a) + a session_run_hook() whose before_run asks for the loss by name
+#             (a new Python string at every step), after_run NULL
 # R calls are counted, and the time spent in them measured, by wrapping
 # reticulate's Python-to-R entry point (rpycall.call_r_function) in separate
 # runs of each variant (BENCH_REPEATS of them, medians): that time does not
@@ -103,6 +105,12 @@ spec_before_run <- function() {  # SPEC §3's before_run: a structure built in R
     after_run = function(context, values) NULL
   )
 }
+by_name <- function() {  # a name: reticulate makes a new Python string at every step
+  session_run_hook(
+    before_run = function(context) session_run_args(loss = "training_loss:0"),
+    after_run = function(context, values) NULL
+  )
+}
 variants <- list(
   "none" = function() list(),
   "(a) built-in hook_*() only" = builtin_hooks,
@@ -110,6 +118,9 @@ variants <- list(
   "(c) (a) + session_run_hook(all five)" = function() c(builtin_hooks(), list(all_five())),
   "(d) (a) + session_run_hook(SPEC before_run, after_run)" = function() {
     c(builtin_hooks(), list(spec_before_run()))
+  },
+  "(e) (a) + session_run_hook(before_run by name, after_run)" = function() {
+    c(builtin_hooks(), list(by_name()))
   }
 )
 

@@ -8,9 +8,9 @@ hooks ask for the same structures step after step. A :class:`StepPlan` is that
 analysis done once: the flat list of unique leaves, and for each party a
 *pick* (an index into the flat values, or a function rebuilding its structure).
 
-Plans are kept in a :class:`PlanCache` under the identity of the structures
-(``id()`` of each hook's ``fetches``; a container's :func:`signature`, so that
-a structure built anew at every step finds its plan). The plan holds those
+Plans are kept in a :class:`PlanCache` under the :func:`signature` of the
+structures (the ``id()`` of each leaf, the value of a name), so that a
+structure built anew at every step finds its plan. The plan holds those
 objects, so their ids cannot be reused by other objects while it is cached. A
 structure that can change in place (a list or dict anywhere in it) is
 compared item by item (by identity) with a snapshot taken with the plan before
@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from operator import is_, itemgetter
 
-__all__ = ["CONTAINERS", "FetchMerger", "PlanCache", "StepPlan", "can_change", "expression",
+__all__ = ["FetchMerger", "PlanCache", "StepPlan", "by_signature", "can_change", "expression",
            "rebuild", "same_request", "signature", "written_out"]
 
 # A structure plan says how to rebuild one party's structure from the flat
 # values: an int is the index of a leaf; tuples describe containers.
 _LIST, _TUPLE, _NAMEDTUPLE, _DICT = range(4)
-CONTAINERS = (list, tuple, dict)  # what fetch structures are made of
+_CONTAINERS = (list, tuple, dict)
 _CACHE_SIZE = 64
 
 
@@ -43,7 +43,7 @@ class FetchMerger:
 
     def add(self, fetches):
         """Adds ``fetches``; returns its structure plan (an int for a single leaf)."""
-        if isinstance(fetches, CONTAINERS):
+        if isinstance(fetches, _CONTAINERS):
             cls = type(fetches)
             if isinstance(fetches, dict):
                 keys = list(fetches)
@@ -152,13 +152,23 @@ def _plain(shape):
 
 
 def signature(fetches):
-    """What a mutable structure is made of: its containers, keys and the ``id()`` of every leaf."""
+    """What a fetch structure is made of: its containers, keys and the ``id()`` of every leaf.
+
+    A name (a ``str``) stands for itself: equal names are the same fetch, and a
+    name converted from R (or formatted) is a new string object at every step.
+    """
     if isinstance(fetches, dict):
         return (type(fetches), tuple((k if type(k) is str else id(k), signature(v))
                                      for k, v in fetches.items()))
     if isinstance(fetches, (list, tuple)):
         return (type(fetches), tuple(map(signature, fetches)))
-    return id(fetches)
+    return fetches if type(fetches) is str else id(fetches)
+
+
+def by_signature(fetches):
+    """Whether other ``fetches`` of the same :func:`signature` stand for these (else: this very
+    object): structures, which may be built anew or edited, and names."""
+    return isinstance(fetches, _CONTAINERS) or type(fetches) is str
 
 
 def _snapshots(fetches, found):
@@ -173,7 +183,7 @@ def _snapshots(fetches, found):
     else:
         return found
     for item in items:
-        if isinstance(item, CONTAINERS):
+        if isinstance(item, _CONTAINERS):
             _snapshots(item, found)
     return found
 
@@ -295,7 +305,7 @@ class PlanCache:
             self.stable = True
             return last[2]
         self.stable = False
-        caller_key = signature(caller) if isinstance(caller, CONTAINERS) else id(caller)
+        caller_key = signature(caller)
         key = (caller_key, *map(id, args_list))
         entry = self._by_args.get(key)
         if entry is not None:
@@ -311,9 +321,8 @@ class PlanCache:
                 fetches_list.append(args[0])
             else:
                 return None
-        # containers by their signature: a hook may build its structure anew at every step
-        fetches_key = (caller_key, *[signature(f) if isinstance(f, CONTAINERS) else id(f)
-                                     for f in fetches_list])
+        # by signature: a hook may build its structure (or a name) anew at every step
+        fetches_key = (caller_key, *map(signature, fetches_list))
         plan = self._by_fetches.get(fetches_key)
         if plan is None or (plan.checks and not unchanged(plan.checks)):
             plan = StepPlan(caller, fetches_list, self.positions)

@@ -39,7 +39,7 @@ from functools import partial
 from time import perf_counter
 
 from pyhooks._codegen import make_function
-from pyhooks._plans import (CONTAINERS, FetchMerger, PlanCache, can_change, expression, rebuild,
+from pyhooks._plans import (FetchMerger, PlanCache, by_signature, can_change, expression, rebuild,
                             signature, written_out)
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import (SessionRunArgs, SessionRunContext, SessionRunValues, check_hooks,
@@ -270,12 +270,12 @@ def fused_key(fetches, plan, args_list):
     the plan (it stands for the hooks' fetches) and the types of the hooks' args.
 
     Hooks that make new args alike at every step share one function, and so do
-    structures built anew with the same signature, the caller's too (a plan is
-    made for one signature of the caller's: it stands for them). Held by the
-    cache, the plan keeps every leaf alive, so the ids in a fused step's
-    signatures stay theirs.
+    structures (and names) built anew with the same signature, the caller's
+    too (a plan is made for one signature of the caller's: it stands for
+    them). Held by the cache, the plan keeps every leaf alive, so the ids in a
+    fused step's signatures stay theirs.
     """
-    caller = plan if isinstance(fetches, CONTAINERS) else fetches
+    caller = plan if by_signature(fetches) else fetches
     return [caller, plan, *map(type, args_list)]
 
 
@@ -745,15 +745,16 @@ class _MonitoredSessionBase:
         Hooks that switch between a few requests switch between their
         functions (kept, not made again).
 
-        The caller's fetches are the very object (a leaf), or a structure of
-        the same :func:`~pyhooks._plans.signature` (``run([train_op, loss])``
-        builds a new list at every step, and may edit a kept one in place).
+        The caller's fetches are the very object (a leaf), or a structure or
+        name of the same :func:`~pyhooks._plans.signature` (``run([train_op,
+        loss])`` builds a new list at every step, and may edit a kept one in
+        place; a name from R is a new string at every call).
         """
         self._fused = self._fused_made.get(fused_key(fetches, plan, args_list),
                                            lambda: self._fused_step(plan, args_list, fetches))
         # the very object only if it cannot change (a leaf, or tuples of leaves)
         self._fused_fetches = _EDITABLE if can_change(fetches) else fetches
-        self._fused_signature = signature(fetches) if isinstance(fetches, CONTAINERS) else None
+        self._fused_signature = signature(fetches) if by_signature(fetches) else None
 
     def _fused_step(self, plan, args_list, fetches):
         """The function :meth:`_fuse` installs."""

@@ -37,17 +37,25 @@ class KeepOpen:
         pass
 
 
+NAMES = [t.name for t in TENSORS] + [NOOP.name]  # fetches by name ("c0:0", "noop")
+
+
+def nested(leaves):
+    return st.recursive(
+        leaves,
+        lambda children: st.one_of(
+            st.lists(children, max_size=4),
+            st.lists(children, max_size=4).map(tuple),
+            st.dictionaries(st.sampled_from("abcdef"), children, max_size=4),
+            st.tuples(children, children).map(lambda t: Pair(*t)),
+        ),
+        max_leaves=12,
+    )
+
+
 leaves = st.sampled_from(TENSORS + [NOOP])
-structures = st.recursive(
-    leaves,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4),
-        st.lists(children, max_size=4).map(tuple),
-        st.dictionaries(st.sampled_from("abcdef"), children, max_size=4),
-        st.tuples(children, children).map(lambda t: Pair(*t)),
-    ),
-    max_leaves=12,
-)
+structures = nested(leaves)
+named = nested(st.sampled_from(TENSORS + [NOOP] + NAMES))  # names too
 
 
 class Asker(pyhooks.SessionRunHook):
@@ -76,7 +84,7 @@ def same(a, b):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(caller=structures, hook_fetches=st.lists(structures, max_size=4))
+@given(caller=named, hook_fetches=st.lists(named, max_size=4))
 def test_every_requester_gets_what_session_run_returns(caller, hook_fetches):
     hooks = [Asker(f) for f in hook_fetches]
     with GRAPH.as_default():
@@ -226,9 +234,17 @@ frozen = st.recursive(
     max_leaves=8)
 
 
+def anew(fetches):
+    """``fetches`` built again: new containers, the same tensors, new strings for the names
+    (what a structure made at every step in R, or in Python, is)."""
+    return relabel(fetches, {leaf: "".join(list(leaf)) if type(leaf) is str else leaf
+                             for leaf in TENSORS + [NOOP] + NAMES})
+
+
 class Chooser(pyhooks.SessionRunHook):
     """Returns, at each step, one of a few args objects (or None), in a drawn order;
-    ``fresh``: new args alike instead (TensorFlow's hooks make them at every step)."""
+    ``fresh``: new args alike instead (TensorFlow's hooks make them at every step),
+    ``"anew"``: of fetches built again (:func:`anew`)."""
 
     def __init__(self, options, order, fresh=False):
         self.options = [None if f is None else pyhooks.SessionRunArgs(f) for f in options]
@@ -237,7 +253,8 @@ class Chooser(pyhooks.SessionRunHook):
     def before_run(self, run_context):
         self.args = self.options[self.order[self.step] % len(self.options)]
         if self.fresh and self.args is not None:
-            return pyhooks.SessionRunArgs(self.args.fetches)
+            fetches = self.args.fetches
+            return pyhooks.SessionRunArgs(anew(fetches) if self.fresh == "anew" else fetches)
         return self.args
 
     def after_run(self, run_context, run_values):
@@ -247,42 +264,42 @@ class Chooser(pyhooks.SessionRunHook):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(callers=st.lists(st.one_of(frozen, structures), min_size=1, max_size=2),
+@given(callers=st.lists(st.one_of(frozen, named), min_size=1, max_size=2),
        caller_order=orders, caller_anew=st.booleans(),
-       choosers=st.lists(st.tuples(st.lists(st.one_of(st.none(), frozen, structures),
-                                            min_size=1, max_size=3), orders, st.booleans()),
+       choosers=st.lists(st.tuples(st.lists(st.one_of(st.none(), frozen, named),
+                                            min_size=1, max_size=3), orders,
+                                   st.sampled_from([False, True, "anew"])),
                          max_size=4))
 def test_fused_steps_give_what_session_run_returns(callers, caller_order, caller_anew, choosers):
     """Parties that keep asking the same (the same objects, or new args alike; a caller
     that builds its structure anew at every step) run through fused steps; any switch (to
     another of a few structures, or to nothing) is seen at the step it happens."""
     hooks = [Chooser(options, order, fresh) for options, order, fresh in choosers]
-    same_leaves = {leaf: leaf for leaf in TENSORS + [NOOP]}
     with GRAPH.as_default():
         sess = pyhooks.MonitoredSession(Callables(), hooks)
         for step in range(FUSED_STEPS):
             caller = callers[caller_order[step] % len(callers)]
             if caller_anew:  # run([train_op, loss]): new containers, the same leaves
-                caller = relabel(caller, same_leaves)
+                caller = anew(caller)
             same(sess.run(caller), SESSION.run(caller))
             for hook in hooks:
                 same(hook.results, hook.expected)
         sess.close()
 
 
-@pytest.mark.parametrize("caller_anew", [False, True], ids=["a leaf", "a list built anew"])
-@pytest.mark.parametrize("fresh", [False, True], ids=["same args", "new args alike"])
-def test_fused_steps_happen_in_the_property_above(fresh, caller_anew, monkeypatch):
+@pytest.mark.parametrize("caller", [TENSORS[2], [TENSORS[2]], NAMES[2]],
+                         ids=["a leaf", "a list built again", "a name built again"])
+@pytest.mark.parametrize("fresh", [False, True, "anew"],
+                         ids=["same args", "new args alike", "args of fetches built again"])
+def test_fused_steps_happen_in_the_property_above(fresh, caller, monkeypatch):
     """The property above meets fused steps (else it would test the general path only)."""
     general = record_general_steps(monkeypatch, lambda: hook.step)
-    hook = Chooser([(TENSORS[0], Pair(TENSORS[1], NOOP))], [0] * FUSED_STEPS, fresh)
+    hook = Chooser([(TENSORS[0], Pair(NAMES[1], NOOP))], [0] * FUSED_STEPS, fresh)
     with GRAPH.as_default():
         sess = pyhooks.MonitoredSession(Callables(), [hook])
         for _ in range(6):
-            if caller_anew:
-                assert sess.run([TENSORS[2]]) == [3.0]
-            else:
-                assert sess.run(TENSORS[2]) == 3.0
+            fetches = caller if caller is TENSORS[2] else anew(caller)
+            assert sess.run(fetches) == ([3.0] if type(caller) is list else 3.0)
         assert general == [0, 1, 2]  # then fused
         assert hook.results == (0.0, Pair(1.5, None))
         sess.close()

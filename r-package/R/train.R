@@ -49,6 +49,7 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
+  check_input_fn(input_fn, call)
   steps <- as_py_int(steps)
   max_steps <- as_py_int(max_steps)
   hooks <- as_hook_list(hooks, call = call)
@@ -92,6 +93,7 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
+  check_input_fn(input_fn, call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
@@ -121,6 +123,7 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
+  check_input_fn(input_fn, call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(

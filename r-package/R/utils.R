@@ -14,21 +14,38 @@
 NULL
 
 # Whole doubles become integers where Python wants an integer (`2` -> `2L`);
-# anything else is left for Python to validate, except a fractional number,
-# which is an R error naming the argument.
+# anything else is left for Python to validate, except what reticulate would
+# turn into another value (`NA`, `TRUE` and `FALSE` become Python booleans,
+# `NA` and `NaN` numbers NaN) and a fractional number: R errors naming the
+# argument.
 as_py_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (!is.double(x) || !length(x)) return(x)
-  finite <- is.finite(x)
-  if (any(finite & x != trunc(x))) {
-    bad <- x[finite & x != trunc(x)][[1L]]
+  if (!length(x) || !(is.logical(x) || is.numeric(x))) return(x)
+  bad <- if (is.logical(x)) rep(TRUE, length(x)) else is.na(x) | (is.finite(x) & x != trunc(x))
+  if (any(bad)) {
     cli::cli_abort(
-      "{.arg {arg}} must be a whole number, not {format(bad, digits = 15)}.",
+      "{.arg {arg}} must be a whole number, not {format(x[bad][[1L]], digits = 15)}.",
       class = "pyhooks_error_argument", call = call
     )
   }
-  if (!all(finite) || any(abs(x) > .Machine$integer.max)) return(x)
+  if (!is.double(x)) return(x)
+  if (!all(is.finite(x)) || any(abs(x) > .Machine$integer.max)) return(x)
   storage.mode(x) <- "integer"
   x
+}
+
+# An R error for an `input_fn` that is not a Python object (reticulate would
+# try to convert it: a data frame needs pandas, and fails in C++ without it).
+check_input_fn <- function(input_fn, call = rlang::caller_env()) {
+  if (is_py_object(input_fn)) return(invisible())
+  cli::cli_abort(
+    c(
+      "{.arg input_fn} must be made by {.fn input_fn}, not {.obj_type_friendly {input_fn}}.",
+      "i" = if (is.data.frame(input_fn)) {
+        "Wrap the data: {.code input_fn(data, features = ..., response = ...)}."
+      }
+    ),
+    class = "pyhooks_error_argument", call = call
+  )
 }
 
 # A vector for a Python list argument: always a list, even of length one.

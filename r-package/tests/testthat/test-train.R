@@ -123,6 +123,15 @@ test_that("bad arguments to train() are R errors with clear messages", {
   expect_error(train(model, input, steps = -1), "`steps` must be positive, got -1",
                class = "pyhooks_python_error")
   expect_error(train(model, input, steps = "two"), "`steps` must be a whole number, got 'two'")
+  # what reticulate would turn into other values (NA and TRUE: True; NaN) is refused in R
+  expect_error(train(model, input, steps = NA), "`steps` must be a whole number, not NA",
+               class = "pyhooks_error_argument")
+  expect_error(train(model, input, steps = TRUE), "`steps` must be a whole number, not TRUE",
+               class = "pyhooks_error_argument")
+  expect_error(train(model, input, steps = NA_integer_), "`steps` must be a whole number, not NA",
+               class = "pyhooks_error_argument")
+  expect_error(train(model, input, max_steps = NaN), "`max_steps` must be a whole number, not NaN",
+               class = "pyhooks_error_argument")
   expect_error(train(model, input, steps = 2, max_steps = 3), "Can not provide both steps and max_steps")
   expect_error(train(model, mtcars_input(num_epochs = NULL)), "Training would never end")
   expect_error(train(model), "`input_fn` is absent")
@@ -132,7 +141,18 @@ test_that("bad arguments to train() are R errors with clear messages", {
                "`hooks\\[\\[2\\]\\]` must be a hook, not a number")
   expect_error(train(model, input, steps = 2, hooks = list(hook_progress_bar(), column_numeric("drat"))),
                "`hooks\\[\\[2\\]\\]` must be a SessionRunHook")
-  expect_error(train(model, "input", steps = 2), "`input_fn` must be made by input_fn()")
+  expect_error(train(model, "input", steps = 2),
+               "`input_fn` must be made by `input_fn\\(\\)`, not a string",
+               class = "pyhooks_error_argument")
+  # a data frame: an R error (reticulate's conversion of it fails in C++ without pandas)
+  err <- expect_error(train(model, mtcars, steps = 2),
+                      "`input_fn` must be made by `input_fn\\(\\)`, not a data frame",
+                      class = "pyhooks_error_argument")
+  expect_match(conditionMessage(err), "Wrap the data: `input_fn(data, features = ..., response = ...)`",
+               fixed = TRUE)
+  expect_error(evaluate(model, mtcars), "`input_fn` must be made by", class = "pyhooks_error_argument")
+  expect_error(predict(model, list(1, 2)), "`input_fn` must be made by `input_fn\\(\\)`, not a list",
+               class = "pyhooks_error_argument")
   expect_error(train(model, input, steps = 2, bogus = 1), "must be empty")
   expect_error(train(42, input), "no applicable method")
   expect_snapshot(train(model, input, steps = -1), error = TRUE)

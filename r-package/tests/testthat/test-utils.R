@@ -5,9 +5,19 @@ test_that("whole doubles become integers, other values are left to Python", {
   expect_identical(pyhooks:::as_py_int(5L), 5L)
   expect_null(pyhooks:::as_py_int(NULL))
   expect_identical(pyhooks:::as_py_int("a"), "a")
-  expect_identical(pyhooks:::as_py_int(NaN), NaN)
   expect_identical(pyhooks:::as_py_int(Inf), Inf)
   expect_identical(pyhooks:::as_py_int(3e10), 3e10)
+})
+
+test_that("NA, NaN and logicals are R errors: reticulate would send True or NaN", {
+  steps <- NA
+  expect_error(pyhooks:::as_py_int(steps), "`steps` must be a whole number, not NA",
+               class = "pyhooks_error_argument")
+  expect_error(pyhooks:::as_py_int(c(1L, NA)), "not NA", class = "pyhooks_error_argument")
+  expect_error(pyhooks:::as_py_int(NaN), "not NaN", class = "pyhooks_error_argument")
+  expect_error(pyhooks:::as_py_int(FALSE), "not FALSE", class = "pyhooks_error_argument")
+  expect_error(pyhooks:::as_py_list(c(4, NA), int = TRUE), "not NA",
+               class = "pyhooks_error_argument")
 })
 
 test_that("a fractional number is an R error naming the argument", {

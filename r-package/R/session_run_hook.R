@@ -190,7 +190,7 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
-  py_construct("SessionRunArgs", list(
+  py_construct_unchecked("SessionRunArgs", list(
     fetches = fetches,
     feed_dict = as_py_list(feed_dict),
     options = options

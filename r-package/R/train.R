@@ -94,6 +94,7 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
   rlang::check_required(input_fn)
   call <- rlang::current_env()
   check_input_fn(input_fn, call)
+  check_not_na(name, "name", call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(

@@ -52,11 +52,22 @@ check_input_fn <- function(input_fn, call = rlang::caller_env()) {
 as_py_list <- function(x, int = FALSE, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
   if (is.null(x) || inherits(x, "python.builtin.object")) return(x)
   if (int) x <- as_py_int(x, arg = arg, call = call)
+  check_not_na(x, arg, call)
   if (is.factor(x)) x <- as.character(x)
   if (is.list(x)) return(x)
   out <- as.list(x)
   names(out) <- names(x)
   out
+}
+
+# An R error for `NA` in a logical, integer, character or factor vector:
+# reticulate would send `NA` as True, `NA_integer_` as -2147483648 and
+# `NA_character_` as "NA". (A double NA is NaN, a value: it is left alone.)
+check_not_na <- function(x, arg, call = rlang::caller_env()) {
+  if (is.atomic(x) && !is.double(x) && anyNA(x)) {
+    cli::cli_abort("{.arg {arg}} must not be {.code NA}.", class = "pyhooks_error_argument",
+                   call = call)
+  }
 }
 
 # Python error details of an R condition raised by a reticulate call, or NULL.
@@ -125,8 +136,15 @@ with_py_errors <- function(expr, call = rlang::caller_env()) {
   tryCatch(expr, error = function(cnd) abort_from_python(cnd, call))
 }
 
-# Calls the Python callable `name` of pyhooks with `args`.
+# Calls the Python callable `name` of pyhooks with `args` (after check_not_na()).
 py_construct <- function(name, args, call = rlang::caller_env()) {
+  for (arg in names(args)) if (nzchar(arg)) check_not_na(args[[arg]], arg, call)
+  py_construct_unchecked(name, args, call)
+}
+
+# py_construct() without its NA check, for session_run_args(), which comes
+# here at every step of a hook's before_run with lists only.
+py_construct_unchecked <- function(name, args, call = rlang::caller_env()) {
   fn <- .py$constructors[[name]]
   if (is.null(fn)) { # looked up once: an attribute read through reticulate costs ~180 us
     fn <- py_pyhooks()[[name]]

@@ -114,6 +114,13 @@ test_that("input_fn() errors are clear", {
   expect_error(input_fn(mtcars, features = NULL), "`features` is required")
   expect_error(input_fn(mtcars, features = "drat", batch_size = 0), "`batch_size` must be positive, got 0")
   expect_error(input_fn(mtcars, features = "drat", batch_size = 2.5), "`batch_size` must be a whole number, not 2.5")
+  # NA would reach Python as True (or "NA"): an R error naming the argument
+  expect_error(input_fn(mtcars, features = "drat", shuffle = NA), "`shuffle` must not be `NA`",
+               class = "pyhooks_error_argument")
+  expect_error(input_fn(mtcars, features = c("drat", NA)), "`features` must not be `NA`",
+               class = "pyhooks_error_argument")
+  expect_error(linear_regressor(mtcars_columns(), model_dir = NA), "`model_dir` must not be `NA`",
+               class = "pyhooks_error_argument")
   expect_error(input_fn(mtcars, features = "drat", shuffle = "sometimes"), "`shuffle` must be True, False or 'auto'")
   expect_error(input_fn(unname(as.list(mtcars)), features = "drat"), "`data` must be a data frame")
   expect_error(input_fn(matrix(1:4, 2), features = "V1"), "`data` must have column names")

@@ -67,6 +67,7 @@ test_that("hook_history_saver() argument errors are clear", {
   expect_error(hook_history_saver(every_n_step = "often"), "`every_n_step` must be a whole number, got 'often'")
   expect_error(hook_history_saver(every_n_step = NA), "`every_n_step` must be a whole number, not NA",
                class = "pyhooks_error_argument")
+  expect_error(hook_history_saver(path = NA), "`path` must not be `NA`", class = "pyhooks_error_argument")
   expect_error(hook_history_saver(path = 3), "`path` must be a file path")
   expect_snapshot(hook_history_saver(every_n_step = 0), error = TRUE)
 })

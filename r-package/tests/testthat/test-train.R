@@ -153,6 +153,10 @@ test_that("bad arguments to train() are R errors with clear messages", {
   expect_error(evaluate(model, mtcars), "`input_fn` must be made by", class = "pyhooks_error_argument")
   expect_error(predict(model, list(1, 2)), "`input_fn` must be made by `input_fn\\(\\)`, not a list",
                class = "pyhooks_error_argument")
+  expect_error(predict(model, input, predict_keys = NA), "`predict_keys` must not be `NA`",
+               class = "pyhooks_error_argument")
+  expect_error(evaluate(model, input, name = NA), "`name` must not be `NA`",
+               class = "pyhooks_error_argument")
   expect_error(train(model, input, steps = 2, bogus = 1), "must be empty")
   expect_error(train(42, input), "no applicable method")
   expect_snapshot(train(model, input, steps = -1), error = TRUE)

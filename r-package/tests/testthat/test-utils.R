@@ -20,6 +20,18 @@ test_that("NA, NaN and logicals are R errors: reticulate would send True or NaN"
                class = "pyhooks_error_argument")
 })
 
+test_that("NA in other vectors is an R error: reticulate would send True, -2147483648 or 'NA'", {
+  for (bad in list(NA, c("a", NA), c(1L, NA), factor(c("u", NA)))) {
+    expect_error(pyhooks:::check_not_na(bad, "x"), "`x` must not be `NA`",
+                 class = "pyhooks_error_argument")
+  }
+  for (fine in list(NULL, NaN, c(1, NA), "NA", list(NA), mtcars)) {  # NaN is a value
+    expect_null(pyhooks:::check_not_na(fine, "x"))
+  }
+  keys <- c("predictions", NA)
+  expect_error(pyhooks:::as_py_list(keys), "`keys` must not be `NA`")
+})
+
 test_that("a fractional number is an R error naming the argument", {
   steps <- 2.5
   expect_error(pyhooks:::as_py_int(steps), "`steps` must be a whole number, not 2.5",

@@ -408,7 +408,15 @@ class Steady(pyhooks.SessionRunHook):
             context.request_stop()
 
 
-@pytest.mark.parametrize("fresh", [False, True], ids=["same args", "new args alike"])
+def names_anew(fetches):
+    """``fetches`` with new tuples and new string objects for the names (as R gives them)."""
+    if isinstance(fetches, tuple):
+        return tuple(names_anew(f) for f in fetches)
+    return "".join(list(fetches))
+
+
+@pytest.mark.parametrize("fresh", [False, True, "names anew"],
+                         ids=["same args", "new args alike", "names built again"])
 def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch, fresh):
     import pyhooks.session as session_module
 
@@ -421,6 +429,8 @@ def test_fused_batches_get_the_logs_and_switching_args_get_theirs(monkeypatch, f
     class Switch(Steady):  # three batches one way, three the other
         def before_run(self, context):
             args = choices[len(self.results) // 3 % 2]
+            if fresh == "names anew":
+                return pyhooks.SessionRunArgs(names_anew(args.fetches))
             return pyhooks.SessionRunArgs(args.fetches) if fresh else args
 
     steady, switch = Steady(), Switch()

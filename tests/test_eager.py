@@ -368,8 +368,10 @@ def test_hook_error_keeps_its_type_and_calls_after_error_not_end(at):
     assert history.history.to_dict()["steps"] == [at]  # the last step is kept after an error
 
 
-def test_an_output_missing_from_a_later_step_fails_that_step():
-    """Steady fetches run fused with the step's code inlined; it still checks every output."""
+@pytest.mark.parametrize("anew", [False, True], ids=["same args", "names built anew"])
+def test_an_output_missing_from_a_later_step_fails_that_step(anew):
+    """Steady fetches run fused with the step's code inlined; it still checks every output.
+    Names built anew at every step (new strings, as from R) are the same fetches: fused too."""
     w = tf.Variable(1.0)
     calls = []
 
@@ -379,7 +381,12 @@ def test_an_output_missing_from_a_later_step_fails_that_step():
         return {"loss": w.read_value(), **({"extra": w * 2} if len(calls) < 5 else {})}
 
     seen = []
-    hook = pyhooks.LambdaHook(before_run=lambda context: ARGS, name="reader",
+    def before_run(context):
+        if anew:
+            return pyhooks.SessionRunArgs(tuple("".join(list(name)) for name in ARGS.fetches))
+        return ARGS
+
+    hook = pyhooks.LambdaHook(before_run=before_run, name="reader",
                               after_run=lambda context, values: seen.append(values.results))
     ARGS = pyhooks.SessionRunArgs(("extra", "loss"))
     with pytest.raises(StepOutputError, match="no output 'extra'; its outputs are: loss") as info:

@@ -768,7 +768,7 @@ class _MonitoredSessionBase:
                      NewContext=SessionRunContext, NewArgs=SessionRunArgs)
         lines = ["def fused_step(fetches):",  # FETCHES, or a structure of its signature
                  "    context = (Context() if fetches is FETCHES else",
-                 "               NewContext(NewArgs(fetches), sess))",
+                 "               NewContext(new(NewArgs, (fetches, None, None)), sess))",
                  "    context._stop_requested = False", *_indent(before),
                  f"    if {check}:  # not this plan's step",
                  "        return runner._after_before_run(",

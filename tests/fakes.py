@@ -137,6 +137,11 @@ class RecordingHook(SessionRunHook):
         self._record("after_error", type(error).__name__)
 
 
+def new_name(name):
+    """A new ``str`` object equal to ``name``: what R gives Python for a name at every call."""
+    return "".join(list(name))
+
+
 def record_general_steps(monkeypatch, label):
     """A list that gets ``label()`` at every step taking the runner's general path.
 

@@ -18,6 +18,7 @@ import pyhooks
 from hooktest_util import Recorder, read_events
 from pyhooks.eager import StepOutputError
 from pyhooks.hooks._lookup import HookSetupError
+from tests.fakes import new_name
 
 X = np.array([[1.0], [2.0], [3.0], [4.0]], dtype=np.float32)
 
@@ -383,7 +384,7 @@ def test_an_output_missing_from_a_later_step_fails_that_step(anew):
     seen = []
     def before_run(context):
         if anew:
-            return pyhooks.SessionRunArgs(tuple("".join(list(name)) for name in ARGS.fetches))
+            return pyhooks.SessionRunArgs(tuple(map(new_name, ARGS.fetches)))
         return ARGS
 
     hook = pyhooks.LambdaHook(before_run=before_run, name="reader",

@@ -11,7 +11,7 @@ tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
 import pyhooks  # noqa: E402
-from tests.fakes import record_general_steps  # noqa: E402
+from tests.fakes import new_name, record_general_steps  # noqa: E402
 
 Pair = collections.namedtuple("Pair", "left right")
 
@@ -237,7 +237,7 @@ frozen = st.recursive(
 def anew(fetches):
     """``fetches`` built again: new containers, the same tensors, new strings for the names
     (what a structure made at every step in R, or in Python, is)."""
-    return relabel(fetches, {leaf: "".join(list(leaf)) if type(leaf) is str else leaf
+    return relabel(fetches, {leaf: new_name(leaf) if type(leaf) is str else leaf
                              for leaf in TENSORS + [NOOP] + NAMES})
 
 

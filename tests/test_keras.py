@@ -16,6 +16,7 @@ import pyhooks
 from hooktest_util import Recorder, read_events
 from pyhooks.eager import StepOutputError
 from pyhooks.hooks._lookup import HookSetupError
+from tests.fakes import new_name
 
 X = (np.arange(32, dtype=np.float32).reshape(-1, 1) / 32.0)
 Y = 2.0 * X
@@ -412,7 +413,7 @@ def names_anew(fetches):
     """``fetches`` with new tuples and new string objects for the names (as R gives them)."""
     if isinstance(fetches, tuple):
         return tuple(names_anew(f) for f in fetches)
-    return "".join(list(fetches))
+    return new_name(fetches)
 
 
 @pytest.mark.parametrize("fresh", [False, True, "names anew"],

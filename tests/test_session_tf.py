@@ -110,15 +110,13 @@ def test_names_made_anew_at_every_step_are_fused_as_the_same_fetch(monkeypatch):
     Python string at every step, as for a caller's ``sess$run(<name>)``. Equal names are one
     fetch: one plan and one fused step serve them; another name is seen at its step."""
     import pyhooks.session as session_module
+    from tests.fakes import new_name as anew
     from tests.fakes import record_general_steps
 
     made = []
     make_function = session_module.make_function
     monkeypatch.setattr(session_module, "make_function",
                         lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
-
-    def anew(name):  # a new str object of the same value, as R gives at every call
-        return "".join(list(name))
 
     class ByName(pyhooks.SessionRunHook):
         def __init__(self):

@@ -32,12 +32,18 @@ callback_args <- list(
 #' * `after_error(session, error)`: when training ends with an error or an
 #'   interrupt, before it propagates.
 #'
-#' `context` is the Python `SessionRunContext`: `context$session` is the raw
-#' TensorFlow session (`context$session$graph$get_collection("losses")` gives
-#' the per-example loss tensors of pyhooks' estimators) and
-#' `context$original_args` the step's own fetches. Arguments a callback does
-#' not use are never converted, and a callback may take fewer arguments than
-#' listed (e.g. `after_run = function() ...`).
+#' `context` is an R view of the step's Python `SessionRunContext`:
+#' `context$session` is the raw TensorFlow session
+#' (`context$session$graph$get_collection("losses")` gives the per-example
+#' loss tensors of pyhooks' estimators), `context$original_args` the step's
+#' own fetches, `context$request_stop()` asks training to stop; any other
+#' name is read from the Python object too, which
+#' `reticulate::r_to_py(context)` gives. The view keeps `context$session`,
+#' its graph and a finalized graph's collections from step to step (reticulate
+#' would make them anew at every step, at ~0.1 ms a `$`); it is valid while
+#' its callback runs. Arguments a callback does not use are never converted,
+#' and a callback may take fewer arguments than listed (e.g.
+#' `after_run = function() ...`).
 #'
 #' An error in a callback stops training: [train()] signals an R error naming
 #' the callback, with the callback's error as its parent.
@@ -77,30 +83,56 @@ session_run_hook <- function(begin = NULL, after_create_session = NULL, before_r
   state <- new.env(parent = emptyenv())
   state$condition <- NULL
   state$callback <- NULL
-  callbacks <- Map(function(fn, name) r_callback(fn, name, state), given, names(given))
+  context <- views <- NULL
+  takes_context <- function(name) !is.null(given[[name]]) && n_args(given[[name]], name) > 0L
+  if (takes_context("before_run") || takes_context("after_run")) {
+    context <- new_run_context() # see run_context.R
+    views <- py_bridge()$RViews()
+  }
+  callbacks <- Map(function(fn, name) r_callback(fn, name, state, context, views),
+                   given, names(given))
+  for (name in c("begin", "after_create_session")) { # the views' epochs, in Python
+    if (!is.null(views) && is.null(callbacks[[name]])) {
+      callbacks[[name]] <- reticulate::py_get_attr(views, "new_epoch")
+    }
+  }
   hook <- py_construct("LambdaHook", c(callbacks, list(name = "session_run_hook()")))
   attr(hook, "pyhooks_state") <- state
   class(hook) <- c("pyhooks_session_run_hook", class(hook))
   hook
 }
 
-# The Python callable running `fn` for the hook method `name`.
-#
-# Python calls `run()` without arguments; `run()` calls `fn` with promises
-# for the method's arguments, which fetch them from Python only if `fn` uses
-# them. Errors are recorded (for train() to report with the callback's name)
-# by a calling handler and then go on to reticulate, which raises them in
-# Python; no tryCatch() on the way, which costs more than the call itself.
-r_callback <- function(fn, name, state) {
+# How many of the method's arguments (callback_args) `fn` takes.
+n_args <- function(fn, name) {
   formal_names <- names(formals(fn))
   wanted <- callback_args[[name]]
-  n <- if ("..." %in% formal_names) length(wanted) else min(length(formal_names), length(wanted))
+  if ("..." %in% formal_names) length(wanted) else min(length(formal_names), length(wanted))
+}
+
+# The Python callable running `fn` for the hook method `name`.
+#
+# Python calls `run()` without arguments (but see RViews: one that says the
+# context's views are stale); `run()` calls `fn` with promises for the
+# method's arguments, which fetch them from Python only if `fn` uses them
+# (`context` is the hook's kept R view, see run_context.R). Errors are recorded (for train() to report with the callback's name)
+# by a calling handler and then go on to reticulate, which raises them in
+# Python; no tryCatch() on the way, which costs more than the call itself.
+r_callback <- function(fn, name, state, context = NULL, views = NULL) {
+  wanted <- callback_args[[name]]
+  n <- n_args(fn, name)
   adapter <- NULL # the Python RCallback, and its methods, set below
   arg_method <- values_method <- NULL
   .arg <- function(i) arg_method(i)
   .values <- function() new_run_values(values_method())
+  .context <- function() open_run_context(context, arg_method)
   args <- lapply(seq_len(n) - 1L, function(i) {
-    if (identical(name, "after_run") && i == 1L) quote(.values()) else call(".arg", i)
+    if (identical(wanted[[i + 1L]], "context")) {
+      quote(.context())
+    } else if (identical(wanted[[i + 1L]], "values")) {
+      quote(.values())
+    } else {
+      call(".arg", i)
+    }
   })
   assign(name, fn) # so that errors say "in `after_run()`"
   user_call <- as.call(c(as.name(name), args))
@@ -124,7 +156,18 @@ r_callback <- function(fn, name, state) {
       NULL
     })
   }
-  adapter <- py_bridge()$RCallback(reticulate::r_to_py(run, convert = FALSE), name)
+  if (name %in% c("before_run", "after_run") && n == 0L) {
+    views <- NULL # no context: nothing to keep fresh
+  } else if (!is.null(context) && name %in% c("before_run", "after_run")) {
+    # Python passes an argument (True, unconverted) at the first call of a run
+    # or a session (see RViews)
+    formals(run) <- alist(stale = FALSE)
+    body(run) <- bquote({
+      if (!isFALSE(stale)) reset_run_context(context)
+      .(body(run))
+    })
+  }
+  adapter <- py_bridge()$RCallback(reticulate::r_to_py(run, convert = FALSE), name, views)
   arg_method <- adapter$arg # R functions converting what they return
   values_method <- adapter$values
   adapter
@@ -181,6 +224,12 @@ print.pyhooks_run_values <- function(x, ...) {
 #' }
 session_run_args <- function(..., feed_dict = NULL, options = NULL) {
   fetches <- list(...)
+  # A before_run asks for the same fetches at every step: the same R values
+  # give the same Python object (identical() compares Python objects by
+  # identity, R values by value), made once instead of at every step (~200 us
+  # of conversions). The last few are kept until train() & co. return.
+  key <- list(fetches, feed_dict, options)
+  for (made in .py$run_args) if (identical(made[[1L]], key)) return(made[[2L]])
   nms <- names(fetches)
   if (!length(fetches)) {
     fetches <- NULL
@@ -190,9 +239,12 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
-  py_construct_unchecked("SessionRunArgs", list(
+  args <- py_construct_unchecked("SessionRunArgs", list(
     fetches = fetches,
     feed_dict = as_py_list(feed_dict),
     options = options
   ))
+  kept <- .py$run_args
+  .py$run_args <- c(list(list(key, args)), kept[seq_len(min(length(kept), 7L))])
+  args
 }

@@ -8,6 +8,9 @@ Nothing here imports TensorFlow. Two pieces:
   turns them into R objects only when the callback uses them (R evaluates
   arguments lazily), so an R callback costs one R call per hook method call and
   an unused argument costs nothing.
+* :class:`RViews` tells the R side when its views of a hook's run context (the
+  session, its graph, the graph's collections, kept from step to step) may be
+  stale: at the first call of each run and after each session creation.
 * :class:`RLogHandler` forwards records of the ``pyhooks`` logger to an R
   function, so they reach the R console (knitr, Rscript, RStudio) instead of
   Python's stderr.
@@ -22,7 +25,7 @@ import sys
 import threading
 import warnings
 
-__all__ = ["RCallback", "RCallbackError", "RLogHandler", "WarningCapture",
+__all__ = ["RCallback", "RCallbackError", "RLogHandler", "RViews", "WarningCapture",
            "call_to_r", "install_log_handler", "r_formatter", "to_r"]
 
 ARRAY_MARK = "__pyhooks_array__"
@@ -91,6 +94,8 @@ class RCallback:
     Args:
         fn: the R function (taking no argument) reticulate made callable.
         name: the hook method, e.g. ``"after_run"``.
+        views: the hook's :class:`RViews`, when its ``before_run`` or
+            ``after_run`` is given (those check it; the others open an epoch).
 
     An R error reaches Python as reticulate's ``RuntimeError`` and is raised
     again as :class:`RCallbackError` naming the callback; an R interrupt (the
@@ -98,17 +103,26 @@ class RCallback:
     the R condition itself.
     """
 
-    __slots__ = ("fn", "name", "args", "interrupted")
+    __slots__ = ("fn", "name", "args", "interrupted", "views", "checks")
 
-    def __init__(self, fn, name):
+    def __init__(self, fn, name, views=None):
         self.fn = fn
         self.name = name
         self.args = ()
         self.interrupted = False
+        self.views = views  # the hook's RViews, if its R callbacks are given the run context
+        self.checks = views is not None and name in ("before_run", "after_run")
 
     def __call__(self, *args):
         self.args = args
         try:
+            views = self.views
+            if self.checks:
+                if views.seen != views.epoch:  # the R views are stale: the R side drops them
+                    views.seen = views.epoch
+                    return self.fn(True)
+            elif views is not None:  # begin, after_create_session (see RViews)
+                views.epoch += 1
             return self.fn()
         except RuntimeError as error:
             if self.interrupted:
@@ -121,7 +135,11 @@ class RCallback:
 
     def arg(self, i):
         """The ``i``-th (0-based) argument of the running call."""
-        return self.args[i]
+        try:
+            return self.args[i]
+        except IndexError:
+            raise RuntimeError(f"the arguments of `{self.name}` exist only while it runs (kept "
+                               "in R, its `context` has no step to read from)") from None
 
     def values(self):
         """``after_run``'s ``run_values`` for R: ``results`` converted by :func:`to_r`."""
@@ -131,6 +149,31 @@ class RCallback:
 
     def __repr__(self):
         return f"<R callback {self.name}>"
+
+
+class RViews:
+    """When the R views of one ``session_run_hook()``'s run context must be made again.
+
+    The R side keeps, from step to step, R objects for ``context$session``, its
+    graph and the graph's collections (reticulate makes each anew at ~100 µs a
+    ``$``). They hold within one session of one run: ``begin`` and
+    ``after_create_session`` (:meth:`new_epoch` given to ``LambdaHook``, or the
+    R callbacks given for them) start an epoch, and the first
+    ``before_run``/``after_run`` call of an epoch calls its R function with the
+    argument ``TRUE``: drop the views first. No R call of its own.
+    """
+
+    __slots__ = ("epoch", "seen")
+
+    def __init__(self):
+        self.epoch = 0
+        self.seen = -1
+
+    def new_epoch(self, *args):
+        self.epoch += 1
+
+    def __repr__(self):
+        return f"<R run-context views, epoch {self.epoch}>"
 
 
 class RLogHandler(logging.Handler):

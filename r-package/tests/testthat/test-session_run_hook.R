@@ -51,6 +51,7 @@ test_that("callbacks are called at their points of the life cycle, with their ar
     before_run = function(context) {
       calls <<- c(calls, "before_run")
       seen$context <<- class(context)
+      seen$py_context <<- class(reticulate::r_to_py(context))
       NULL
     },
     after_run = function(context, values) {
@@ -62,16 +63,24 @@ test_that("callbacks are called at their points of the life cycle, with their ar
   quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
   expect_identical(calls, c("begin", "after_create_session", rep(c("before_run", "after_run"), 2), "end"))
   expect_true(any(grepl("Session", seen$session)))
-  expect_true("pyhooks.hook.SessionRunContext" %in% seen$context)
+  expect_identical(seen$context, "pyhooks_run_context") # an R view of the Python context
+  expect_true("pyhooks.hook.SessionRunContext" %in% seen$py_context)
   expect_s3_class(seen$values, "pyhooks_run_values")
   expect_null(seen$values$results)
 })
 
 test_that("only the callbacks given are called from Python", {
   skip_if_no_pyhooks()
-  hook <- session_run_hook(after_run = function(context, values) NULL)
+  hook <- session_run_hook(after_run = function() NULL)
   methods <- reticulate::import_builtins()$sorted(hook$pyhooks_methods)
   expect_identical(unlist(methods), "after_run")
+  # with a context: begin and after_create_session count the runs and sessions in
+  # Python (RViews), which costs no R call
+  hook <- session_run_hook(after_run = function(context, values) NULL)
+  methods <- reticulate::import_builtins()$sorted(hook$pyhooks_methods)
+  expect_identical(unlist(methods), c("after_create_session", "after_run", "begin"))
+  begin <- reticulate::py_get_attr(hook, "_fns")$get("begin")
+  expect_true(grepl("RViews.new_epoch", reticulate::py_str(begin), fixed = TRUE))
   empty <- session_run_hook()
   expect_length(reticulate::import_builtins()$list(empty$pyhooks_methods), 0L)
   expect_s3_class(quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(empty)),
@@ -113,6 +122,95 @@ test_that("context$request_stop() ends training after the step", {
                          steps = 10, hooks = list(stopper, hook_history_saver(every_n_step = 1)))
   expect_identical(steps, 2)
   expect_identical(history$steps, 1:2)
+})
+
+test_that("context keeps its session, graph and collections within a run, not beyond", {
+  skip_if_no_pyhooks()
+  seen <- list()
+  hook <- session_run_hook(
+    before_run = function(context) {
+      graph <- context$session$graph
+      losses <- graph$get_collection("losses")
+      args <- session_run_args(losses = losses)
+      seen[[length(seen) + 1L]] <<- list(session = context$session, graph = graph,
+                                         losses = losses, args = args,
+                                         scoped = graph$get_collection("losses", "no_such"))
+      args
+    },
+    after_run = function(context, values) {
+      seen[[length(seen)]]$same <<- identical(context[["session"]], seen[[length(seen)]]$session)
+      seen[[length(seen)]]$values <<- values$results$losses[[1]]
+    }
+  )
+  first <- linear_regressor(mtcars_columns())
+  second <- linear_regressor(mtcars_columns())
+  quiet_train(first, steps = 3, hooks = list(hook))
+  quiet_train(second, steps = 2, hooks = list(hook)) # another session and graph
+  quiet_train(first, steps = 2, hooks = list(hook)) # the first model's kept session again
+  expect_length(seen, 7L)
+  field <- function(name) lapply(seen, `[[`, name)
+  same_r_object <- function(i, j, name) identical(seen[[i]][[name]], seen[[j]][[name]])
+  # within a run, the very same R objects: nothing converted again
+  for (name in c("session", "graph", "losses", "args")) {
+    expect_true(same_r_object(1, 2, name) && same_r_object(2, 3, name), label = name)
+    expect_true(same_r_object(4, 5, name) && same_r_object(6, 7, name), label = name)
+    expect_false(same_r_object(3, 4, name) || same_r_object(5, 6, name), label = name)
+  }
+  expect_true(all(unlist(field("same"))))
+  # made again for each run, from the run's own session and graph
+  py_ids <- vapply(field("graph"), reticulate::py_id, character(1))
+  expect_identical(py_ids[[6]], py_ids[[1]])
+  expect_false(py_ids[[4]] == py_ids[[1]])
+  expect_true(all(lengths(field("values")) == 8L))
+  expect_identical(unique(lengths(field("scoped"))), 0L) # a scope: asked of Python
+  expect_s3_class(seen[[1]]$session, "pyhooks.estimators.estimator._KeptSession")
+})
+
+test_that("context reads anything else from the step's Python context", {
+  skip_if_no_pyhooks()
+  got <- list()
+  kept <- NULL
+  hook <- session_run_hook(after_run = function(context, values) {
+    got$before <<- context$stop_requested
+    context$request_stop()
+    got$after <<- context$stop_requested
+    got$args <<- class(context$original_args)
+    got$printed <<- capture.output(print(context))
+    got$type <<- reticulate::py_get_attr(reticulate::import_builtins()$type(context), "__name__")
+    kept <<- context
+  })
+  quiet_train(linear_regressor(mtcars_columns()), steps = 5, hooks = list(hook))
+  expect_false(got$before)
+  expect_true(got$after)
+  expect_true("pyhooks.hook.SessionRunArgs" %in% got$args)
+  expect_match(got$printed[[1]], "<session run context>", fixed = TRUE)
+  expect_match(paste(got$printed, collapse = "\n"), "SessionRunContext")
+  # handed to Python, it is the Python context
+  expect_identical(reticulate::py_to_r(got$type), "SessionRunContext")
+  assign(".py", NULL, envir = kept) # nothing read yet: as at the start of a call
+  expect_error(kept$original_args, "exist only while it runs")
+})
+
+test_that("session_run_args() makes one Python object for the same arguments", {
+  skip_if_no_pyhooks()
+  a <- session_run_args(loss = "training_loss:0")
+  b <- session_run_args(loss = "training_loss:0")
+  expect_identical(reticulate::py_id(a), reticulate::py_id(b))
+  other <- list(
+    session_run_args(loss = "other:0"),
+    session_run_args(other = "training_loss:0"),
+    session_run_args("training_loss:0"),
+    session_run_args(loss = "training_loss:0", feed_dict = list(`x:0` = 1))
+  )
+  ids <- vapply(other, reticulate::py_id, character(1))
+  expect_false(any(ids == reticulate::py_id(a)))
+  expect_identical(reticulate::py_id(session_run_args(loss = "training_loss:0",
+                                                      feed_dict = list(`x:0` = 1))),
+                   ids[[4]])
+  # train() & co. let go of them when they return
+  quiet_train(linear_regressor(mtcars_columns()), steps = 1)
+  expect_false(reticulate::py_id(session_run_args(loss = "training_loss:0")) ==
+                 reticulate::py_id(a))
 })
 
 test_that("callbacks may take fewer arguments, or dots", {

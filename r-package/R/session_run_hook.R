@@ -114,9 +114,10 @@ n_args <- function(fn, name) {
 # Python calls `run()` without arguments (but see RViews: one that says the
 # context's views are stale); `run()` calls `fn` with promises for the
 # method's arguments, which fetch them from Python only if `fn` uses them
-# (`context` is the hook's kept R view, see run_context.R). Errors are recorded (for train() to report with the callback's name)
-# by a calling handler and then go on to reticulate, which raises them in
-# Python; no tryCatch() on the way, which costs more than the call itself.
+# (`context` is the hook's kept R view, see run_context.R). Errors are
+# recorded (for train() to report with the callback's name) by a calling
+# handler and then go on to reticulate, which raises them in Python; no
+# tryCatch() on the way, which costs more than the call itself.
 r_callback <- function(fn, name, state, context = NULL, views = NULL) {
   wanted <- callback_args[[name]]
   n <- n_args(fn, name)
@@ -147,7 +148,7 @@ r_callback <- function(fn, name, state, context = NULL, views = NULL) {
   run <- function() NULL
   body(run) <- if (identical(name, "before_run")) {
     bquote(withCallingHandlers(
-      check_before_run_value(.(user_call)),
+      to_python(check_before_run_value(.(user_call))),
       error = record, interrupt = record
     ))
   } else {
@@ -167,9 +168,38 @@ r_callback <- function(fn, name, state, context = NULL, views = NULL) {
       .(body(run))
     })
   }
+  # before_run's value back to Python: a Python object costs ~50 us for
+  # reticulate to hand back, an integer ~2. One returned twice in a row is kept
+  # by the RCallback too (keep(), in one of 4 slots) and sent as its slot from
+  # then on; forgotten when train() & co. return (state$forget).
+  kept <- list()
+  last <- NULL
+  next_slot <- 1L
+  to_python <- function(value) {
+    if (is.null(value)) return(NULL)
+    for (i in seq_along(kept)) if (identical(kept[[i]], value)) return(i)
+    if (!identical(value, last)) {
+      last <<- value
+      return(value)
+    }
+    slot <- next_slot
+    next_slot <<- next_slot %% 4L + 1L
+    keep_method(slot, value)
+    kept[[slot]] <<- value
+    slot
+  }
+  if (identical(name, "before_run")) {
+    state$forget <- function() {
+      if (length(kept)) reticulate::py_set_attr(adapter, "kept", list())
+      kept <<- list()
+      last <<- NULL
+      next_slot <<- 1L
+    }
+  }
   adapter <- py_bridge()$RCallback(reticulate::r_to_py(run, convert = FALSE), name, views)
   arg_method <- adapter$arg # R functions converting what they return
   values_method <- adapter$values
+  keep_method <- adapter$keep
   adapter
 }
 

@@ -103,7 +103,7 @@ class RCallback:
     the R condition itself.
     """
 
-    __slots__ = ("fn", "name", "args", "interrupted", "views", "checks")
+    __slots__ = ("fn", "name", "args", "interrupted", "views", "checks", "kept")
 
     def __init__(self, fn, name, views=None):
         self.fn = fn
@@ -112,18 +112,22 @@ class RCallback:
         self.interrupted = False
         self.views = views  # the hook's RViews, if its R callbacks are given the run context
         self.checks = views is not None and name in ("before_run", "after_run")
+        self.kept = []  # what before_run returned, kept so that R can send its index (see keep)
 
     def __call__(self, *args):
         self.args = args
         try:
             views = self.views
-            if self.checks:
-                if views.seen != views.epoch:  # the R views are stale: the R side drops them
-                    views.seen = views.epoch
-                    return self.fn(True)
-            elif views is not None:  # begin, after_create_session (see RViews)
-                views.epoch += 1
-            return self.fn()
+            if self.checks and views.seen != views.epoch:  # stale R views: R drops them
+                views.seen = views.epoch
+                result = self.fn(True)
+            else:
+                if views is not None and not self.checks:  # begin, after_create_session
+                    views.epoch += 1
+                result = self.fn()
+            if type(result) is int:  # before_run's value, one R had kept here (see keep)
+                return self.kept[result - 1]
+            return result
         except RuntimeError as error:
             if self.interrupted:
                 self.interrupted = False
@@ -140,6 +144,19 @@ class RCallback:
         except IndexError:
             raise RuntimeError(f"the arguments of `{self.name}` exist only while it runs (kept "
                                "in R, its `context` has no step to read from)") from None
+
+    def keep(self, slot, value):
+        """Keeps ``before_run``'s ``value`` at ``slot`` (from 1), which R then returns instead.
+
+        reticulate converts a Python object R hands back at ~50 µs a call, an
+        R integer at ~2: a ``before_run`` returning the same object at every
+        step (``session_run_args()`` returns one object for the same
+        arguments) sends it once, then its slot.
+        """
+        kept = self.kept
+        while len(kept) < slot:
+            kept.append(None)
+        kept[slot - 1] = value
 
     def values(self):
         """``after_run``'s ``run_values`` for R: ``results`` converted by :func:`to_r`."""

@@ -213,6 +213,38 @@ test_that("session_run_args() makes one Python object for the same arguments", {
                  reticulate::py_id(a))
 })
 
+test_that("before_run's value reaches Python whether it is new, repeated, kept or evicted", {
+  skip_if_no_pyhooks()
+  names <- c("a", "b", "c", "d", "e")
+  made <- lapply(names, function(n) do.call(session_run_args, setNames(list("training_loss:0"), n)))
+  names(made) <- names
+  schedule <- c("a", "a", "b", "b", "c", "c", "d", "d", "e", "e", "a", "a", "b", "c", "a",
+                "none", "a", "e", "e")
+  step <- 0
+  got <- character()
+  kept <- integer()
+  hook <- NULL
+  hook <- session_run_hook(
+    before_run = function(context) {
+      step <<- step + 1
+      if (schedule[[step]] == "none") NULL else made[[schedule[[step]]]]
+    },
+    after_run = function(context, values) {
+      got <<- c(got, if (is.null(values$results)) "none" else names(values$results))
+      before_run <- reticulate::py_get_attr(hook, "_fns")$get("before_run")
+      kept <<- c(kept, length(reticulate::py_get_attr(before_run, "kept")))
+    }
+  )
+  quiet_train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL),
+              steps = length(schedule), hooks = list(hook))
+  expect_identical(got, schedule)
+  # kept from its second time in a row, in 4 slots at most; none once train() returns
+  expect_identical(kept[1:4], c(0L, 1L, 1L, 2L))
+  expect_identical(max(kept), 4L)
+  before_run <- reticulate::py_get_attr(hook, "_fns")$get("before_run")
+  expect_length(reticulate::py_get_attr(before_run, "kept"), 0L)
+})
+
 test_that("callbacks may take fewer arguments, or dots", {
   skip_if_no_pyhooks()
   n <- 0

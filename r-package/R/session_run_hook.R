@@ -168,14 +168,31 @@ r_callback <- function(fn, name, state, context = NULL, views = NULL) {
       .(body(run))
     })
   }
-  # before_run's value back to Python: a Python object costs ~50 us for
-  # reticulate to hand back, an integer ~2. One returned twice in a row is kept
-  # by the RCallback too (keep(), in one of 4 slots) and sent as its slot from
-  # then on; forgotten when train() & co. return (state$forget).
+  adapter <- py_bridge()$RCallback(reticulate::r_to_py(run, convert = FALSE), name, views)
+  arg_method <- adapter$arg # R functions converting what they return
+  values_method <- adapter$values
+  if (identical(name, "before_run")) {
+    to_python <- kept_values(adapter, state)
+  }
+  adapter
+}
+
+# before_run's value on its way back to Python: a Python object costs ~50 us
+# for reticulate to hand back, an integer ~2. One returned twice in a row is
+# kept by the RCallback too (its keep(), in one of 4 slots) and sent as its
+# slot from then on; forgotten when train() & co. return (state$forget).
+kept_values <- function(adapter, state) {
+  keep <- adapter$keep
   kept <- list()
   last <- NULL
   next_slot <- 1L
-  to_python <- function(value) {
+  state$forget <- function() {
+    if (length(kept)) reticulate::py_set_attr(adapter, "kept", list())
+    kept <<- list()
+    last <<- NULL
+    next_slot <<- 1L
+  }
+  function(value) {
     if (is.null(value)) return(NULL)
     for (i in seq_along(kept)) if (identical(kept[[i]], value)) return(i)
     if (!identical(value, last)) {
@@ -184,23 +201,10 @@ r_callback <- function(fn, name, state, context = NULL, views = NULL) {
     }
     slot <- next_slot
     next_slot <<- next_slot %% 4L + 1L
-    keep_method(slot, value)
+    keep(slot, value)
     kept[[slot]] <<- value
     slot
   }
-  if (identical(name, "before_run")) {
-    state$forget <- function() {
-      if (length(kept)) reticulate::py_set_attr(adapter, "kept", list())
-      kept <<- list()
-      last <<- NULL
-      next_slot <<- 1L
-    }
-  }
-  adapter <- py_bridge()$RCallback(reticulate::r_to_py(run, convert = FALSE), name, views)
-  arg_method <- adapter$arg # R functions converting what they return
-  values_method <- adapter$values
-  keep_method <- adapter$keep
-  adapter
 }
 
 check_before_run_value <- function(value) {

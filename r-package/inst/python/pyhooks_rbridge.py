@@ -1,6 +1,6 @@
 """Glue between the R package pyhooks and pyhooks' Python core (loaded by reticulate).
 
-Nothing here imports TensorFlow. Two pieces:
+Nothing here imports TensorFlow. Its pieces:
 
 * :class:`RCallback` is what ``session_run_hook()`` gives ``pyhooks.LambdaHook``
   for each R callback. It calls the R function with no arguments and keeps the
@@ -92,7 +92,10 @@ class RCallback:
     """A Python callable running one R callback of a ``session_run_hook()``.
 
     Args:
-        fn: the R function (taking no argument) reticulate made callable.
+        fn: the R function reticulate made callable. It takes no argument,
+            but ``before_run``/``after_run`` with :class:`RViews` take one
+            when the views are stale, and ``before_run``'s may return the
+            slot of a value it had kept (:meth:`keep`).
         name: the hook method, e.g. ``"after_run"``.
         views: the hook's :class:`RViews`, when its ``before_run`` or
             ``after_run`` is given (those check it; the others open an epoch).

@@ -10,7 +10,8 @@ import importlib
 
 from pyhooks.errors import NanLossDuringTrainingError, PyhooksError, PyhooksWarning
 from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
-from pyhooks.session import MonitoredSession, MonitoredTrainingSession, SingularMonitoredSession
+from pyhooks.session import MonitoredSession, SingularMonitoredSession
+from pyhooks.training_session import MonitoredTrainingSession
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer
 
 _LAZY = {

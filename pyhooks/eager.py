@@ -19,8 +19,7 @@ nested list/tuple/dict/namedtuple:
 - a ``tf.Variable`` (or a Keras variable): its value after the step;
 - the global step read (``graph.global_step_read()``, what the hooks fetch):
   the global step *before* the step, as the read tensor gives in a graph (the
-  step reached is that value + 1), a numpy integer; pyhooks' own hooks fetch
-  it through ``hooks._common.deferred`` and get the same value as a Python int;
+  step reached is that value + 1), a numpy integer;
 - ``graph.get_collection("losses")[0]``: the step's loss, i.e. its ``"losses"``
   output (per-example, as pyhooks' estimators put in that collection) if it has
   one, else ``"loss"``.
@@ -57,8 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyhooks._codegen import make_function
-from pyhooks.errors import PyhooksError
+from pyhooks.errors import HookSetupError, PyhooksError
 from pyhooks.hooks._common import backend_scope, to_numpy
 
 __all__ = ["EagerSession", "EagerSessionCreator", "StepOutputError"]
@@ -95,20 +93,6 @@ class _GlobalStepRead:
         return "<global step read: the value before the step>"
 
 
-class _StepInt:
-    """The global step read as a Python int: what pyhooks' own hooks fetch (see StepGraph.deferred).
-
-    Comparing and converting a Python int costs a fraction of a numpy
-    integer's, at every step; users' fetches of the step read stay numpy.
-    """
-
-    __slots__ = ()
-    name = "global_step"
-
-    def __repr__(self):
-        return "<global step read: the value before the step, as a Python int>"
-
-
 class _Step:
     __slots__ = ()
 
@@ -116,35 +100,13 @@ class _Step:
         return "<run one step>"
 
 
-class Deferred:
-    """A step output fetched as the step's own value (an eager tensor), not converted to numpy.
-
-    What pyhooks' built-in hooks fetch for values they use only now and then (a
-    progress bar redrawn a few times a second, a history row every N steps): on
-    this backend, converting a tensor is most of the cost of fetching it. The
-    hook converts the value (``np.asarray``) when it uses it. Made by
-    :meth:`StepGraph.deferred`; a user's fetches always come back as numpy.
-    """
-
-    __slots__ = ("fetch",)
-
-    def __init__(self, fetch):
-        self.fetch = fetch  # an Output or LOSS
-
-    def __repr__(self):
-        return f"<{self.fetch!r}, not converted>"
-
-
 LOSS = _Loss()
 GLOBAL_STEP_READ = _GlobalStepRead()
-GLOBAL_STEP_INT = _StepInt()
 STEP = _Step()  # what the runner sends in place of a None fetch (``pyhooks_step_fetch``)
-_NAME, _LOSS_KIND, _STEP_READ, _RUN, _VARIABLE, _DEFERRED, _STEP_INT = 1, 2, 3, 4, 5, 6, 7
-_KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN,
-          Deferred: _DEFERRED, _StepInt: _STEP_INT}
-_READS = (_STEP_READ, _STEP_INT)  # fetches that read the global step: no step needed
+_NAME, _LOSS_KIND, _STEP_READ, _RUN = 1, 2, 3, 4
+_KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN}
+_READS = (_STEP_READ,)  # fetches that read the global step: no step needed
 _kind = _KINDS.get
-_STEP_BLOCK = 1024  # global step values made as numpy scalars at once
 
 
 def _map(fn, fetches):
@@ -201,7 +163,6 @@ class StepGraph:
         self._global_step = global_step
         self._expose = expose  # called before anyone is given the variable (eager: _Stepper)
         self.kind = kind
-        self._deferred = {}  # output name (None: the loss) -> its Deferred
 
     @property
     def global_step(self):
@@ -230,30 +191,12 @@ class StepGraph:
         """The fetch of the global step before the step (the graph's read tensor)."""
         return GLOBAL_STEP_READ
 
-    def deferred(self, fetch):
-        """``fetch`` (a step output or the loss) as a :class:`Deferred`; anything else as is.
-
-        One object per output, so that hooks asking for the same output share
-        one fetch. The global step read becomes :data:`GLOBAL_STEP_INT` (its
-        value as a Python int).
-        """
-        if fetch is GLOBAL_STEP_READ:
-            return GLOBAL_STEP_INT
-        if not isinstance(fetch, (Output, _Loss)):
-            return fetch
-        key = fetch.name if isinstance(fetch, Output) else None
-        if key not in self._deferred:
-            self._deferred[key] = Deferred(fetch)
-        return self._deferred[key]
-
     def element(self, value, what, hook_name):
         if isinstance(value, str):
             return Output(value[:-2] if value.endswith(":0") else value)
-        if isinstance(value, (Output, _Loss, _GlobalStepRead, _StepInt)) or callable(
+        if isinstance(value, (Output, _Loss, _GlobalStepRead)) or callable(
                 getattr(value, "numpy", None)):
             return value
-        from pyhooks.hooks._lookup import HookSetupError
-
         raise HookSetupError(f"{hook_name}: {what} {value!r} is neither a step output name nor a "
                              f"variable ({self.kind} backend: name outputs as strings, e.g. 'loss').")
 
@@ -264,7 +207,6 @@ class _Evaluator:
     _outputs = None  # the last step's outputs: {name: value}
     _converted_for = None  # the outputs whose numpy values _converted holds
     _converted = None
-    _step_block = (0, np.arange(0, _STEP_BLOCK, dtype=np.int64))  # (first step, values)
     _where = "the step function"
 
     def pyhooks_check_fetches(self, fetches):
@@ -291,15 +233,11 @@ class _Evaluator:
         if kind == _NAME:
             name = fetch if type(fetch) is str else fetch.name
         elif kind == _STEP_READ:
-            return self._step_value(step_before)
-        elif kind == _STEP_INT:
-            return step_before
+            return np.int64(step_before)
         elif kind == _LOSS_KIND:
             name = "losses" if "losses" in outputs else "loss"
         elif kind == _RUN:
             return None
-        elif kind == _DEFERRED:
-            return self._unconverted(_deferred_name(fetch), outputs)
         elif isinstance(fetch, (list, tuple, dict)):
             return self._evaluate(fetch, outputs, step_before)
         elif isinstance(fetch, str):
@@ -323,155 +261,10 @@ class _Evaluator:
                 outputs[name] if name in outputs else self._missing(name, outputs))
         return value
 
-    def _step_value(self, step):
-        """``np.int64(step)``, taken from a block of steps made at once (5x cheaper per step)."""
-        base, block = self._step_block
-        index = step - base
-        if not 0 <= index < _STEP_BLOCK:
-            base, block = self._step_block = (step, np.arange(step, step + _STEP_BLOCK,
-                                                              dtype=np.int64))
-            index = 0
-        return block[index]
-
-    def _unconverted(self, name, outputs):
-        """Output ``name`` (``None``: the loss) as the step gave it (see :class:`Deferred`)."""
-        if name is None:
-            name = "losses" if "losses" in outputs else "loss"
-        return outputs[name] if name in outputs else self._missing(name, outputs)
-
-    def _values_function(self, leaves, stepper=None):
-        """A function ``(outputs, step_before) -> [value of each leaf]`` for compiled ``leaves``.
-
-        The runner's per-step path (see :func:`_compile_leaves`), generated as
-        straight-line code for these leaves (:mod:`pyhooks._codegen`). Called
-        without arguments (``stepper`` given: an eager session's), it runs the
-        step first and takes its outputs. Its ``pyhooks_source`` is
-        :meth:`_values_source` of the same leaves (the runner inlines it in a
-        fused step).
-        """
-        step_lines, lines, namespace, items = self._values_source(leaves, stepper)
-        head = ["def values(outputs=None, step_before=None):"]
-        if step_lines:
-            head += ["    if outputs is None:  # one step of the eager session",
-                     *("        " + line for line in step_lines)]
-        function = make_function([*head, *("    " + line for line in lines),
-                                  f"    return [{', '.join(items)}]"], "values", namespace)
-        function.pyhooks_source = ([*step_lines, *lines], namespace, items)
-        return function
-
-    def _values_source(self, leaves, stepper=None):
-        """Straight-line code giving the value of each of ``leaves`` (see :func:`_compile_leaves`).
-
-        Eager tensors are converted as ``to_numpy`` does (inlined), once per
-        step and output name; :class:`Deferred` leaves are not converted; the
-        global step comes from the step block. The code reads ``outputs`` (the
-        step's) and ``step_before``; with ``stepper`` (an eager session's),
-        ``step_lines`` run the step and set both.
-
-        Returns:
-            ``(step_lines, lines, namespace, items)``: ``items[k]`` is the
-            expression of leaf k's value once the lines ran, ``namespace`` the
-            globals they need.
-        """
-        from tensorflow.python.framework.ops import EagerTensor
-
-        step_lines = [] if stepper is None or not _takes_step(leaves) else [
-            "if evaluator._closed:",
-            "    raise RuntimeError('Attempted to use a closed EagerSession.')",
-            "step_before = stepper.value",
-            "call = stepper._call",
-            "if call is not None and stepper._owned:  # stepper.step(), inlined",
-            "    outputs = call()",
-            "    stepper.value = step_before + 1",
-            "else:",
-            "    outputs = step()",
-            "if type(outputs) is not dict:",
-            "    outputs = evaluator._wrap(outputs)",
-            "evaluator._outputs = outputs"]
-        lines = []
-        if any(arg is None for kind, arg in leaves if kind in (_LOSS_KIND, _DEFERRED)):
-            lines.append("loss = 'losses' if 'losses' in outputs else 'loss'")
-        namespace = {"evaluator": self, "stepper": stepper, "EagerTensor": EagerTensor,
-                     "ndarray": np.ndarray, "float64": np.float64, "convert": to_numpy,
-                     "BLOCK": _STEP_BLOCK,
-                     "step": None if stepper is None else stepper.step}
-        items, done = [], {}  # done: what an earlier leaf computed -> its item
-        for position, (kind, arg) in enumerate(leaves):
-            key = (kind, arg) if kind != _VARIABLE else (kind, id(arg))
-            if key in done or kind in (_RUN, _STEP_INT):
-                items.append(done.get(key, "None" if kind == _RUN else "step_before"))
-                continue
-            item = done[key] = f"v{position}"
-            items.append(item)
-            if kind == _STEP_READ:
-                lines += ["base, block = evaluator._step_block",
-                          "index = step_before - base",
-                          f"{item} = (block[index] if 0 <= index < BLOCK else",
-                          "      evaluator._step_value(step_before))"]
-            elif kind == _DEFERRED:
-                name = "loss" if arg is None else repr(arg)
-                lines += ["try:",
-                          f"    {item} = outputs[{name}]",
-                          "except KeyError:",
-                          f"    evaluator._missing({name}, outputs)"]
-            elif kind in (_NAME, _LOSS_KIND):
-                name = "loss" if kind == _LOSS_KIND else repr(arg)
-                lines += ["try:",
-                          f"    tensor = outputs[{name}]",
-                          "except KeyError:",
-                          f"    evaluator._missing({name}, outputs)",
-                          "if type(tensor) is EagerTensor:",
-                          "    try:",
-                          f"        {item} = tensor._numpy_internal()",
-                          "    except Exception:  # numpy() raises TensorFlow's own error",
-                          f"        {item} = tensor.numpy()",
-                          "    else:",
-                          f"        if type({item}) is ndarray:",
-                          f"            {item} = {item}.copy()  # as numpy() does",
-                          "elif type(tensor) is float:  # Keras' logs",
-                          f"    {item} = float64(tensor)",
-                          "else:",
-                          f"    {item} = convert(tensor)"]
-            else:  # a variable
-                namespace[f"variable{position}"] = arg
-                lines.append(f"{item} = variable{position}.numpy()")
-        return step_lines, lines, namespace, items
-
     def _missing(self, name, outputs):
         have = ", ".join(map(str, outputs)) or "nothing"
         raise StepOutputError(f"{self._where} has no output {name!r}; its outputs are: {have}.")
 
-
-
-def _compile_leaves(flat):
-    """``[(kind, argument)]`` for a flat list of leaves; ``TypeError`` for anything else."""
-    leaves = []
-    for leaf in flat:
-        kind = _kind(type(leaf))
-        if kind == _NAME:
-            leaves.append((kind, leaf if type(leaf) is str else leaf.name))
-        elif kind == _DEFERRED:
-            leaves.append((kind, _deferred_name(leaf)))
-        elif kind is not None:
-            leaves.append((kind, None))
-        elif isinstance(leaf, str):
-            leaves.append((_NAME, str(leaf)))
-        elif callable(getattr(leaf, "numpy", None)) and not isinstance(leaf, (list, tuple, dict)):
-            leaves.append((_VARIABLE, leaf))
-        else:
-            raise TypeError(f"cannot fetch {leaf!r} ({type(leaf).__name__}): fetch step output "
-                            "names (str), variables, or nested lists/tuples/dicts of them.")
-    return leaves
-
-
-def _deferred_name(fetch):
-    """The output a :class:`Deferred` names; ``None`` for the loss."""
-    inner = fetch.fetch
-    return None if type(inner) is _Loss else inner.name
-
-
-def _takes_step(leaves):
-    return any(kind not in _READS and kind != _VARIABLE for kind, _ in leaves)
 
 
 class _Stepper:
@@ -621,26 +414,6 @@ class EagerSession(_Evaluator):
         self._outputs = outputs
         return None if fetches is None else self._evaluate(fetches, outputs, before)
 
-    def make_callable(self, fetches, feed_list=None, accept_options=False):
-        """``run(fetches)`` as a function of no arguments, ``fetches`` a flat list of leaves.
-
-        What the runner uses for a fetch list that repeats from step to step
-        (the leaves are analysed once). Other fetches: ``TypeError`` (use ``run``).
-        """
-        if feed_list or accept_options or type(fetches) is not list:
-            raise TypeError("EagerSession.make_callable takes a flat list of fetches only.")
-        leaves = _compile_leaves(fetches)
-        stepper = self._stepper
-        values = self._values_function(leaves, stepper)
-        if _takes_step(leaves):
-            return values  # called without arguments: runs the step
-
-        def read():  # variables and the global step only
-            if self._closed:
-                raise RuntimeError("Attempted to use a closed EagerSession.")
-            return values(self._outputs or {}, stepper.value)
-        return read
-
     def _wrap(self, outputs):
         if hasattr(outputs, "keys") and hasattr(outputs, "__getitem__"):
             return dict(outputs)
@@ -675,6 +448,10 @@ class EagerSessionCreator:
         ...     while not s.should_stop():
         ...         s.run()
     """
+
+    # A new EagerSession runs the same step function in the same process: it cannot cure an
+    # AbortedError/UnavailableError (a collective's peer that is gone), so the runner raises it.
+    pyhooks_can_recover = False
 
     def __init__(self, step_fn, global_step=None):
         import tensorflow as tf

@@ -10,6 +10,7 @@ the hook and the method (see :func:`add_hook_note`).
 from __future__ import annotations
 
 __all__ = [
+    "HookSetupError",
     "NanLossDuringTrainingError",
     "PyhooksError",
     "PyhooksWarning",
@@ -33,6 +34,10 @@ class NanLossDuringTrainingError(PyhooksError, RuntimeError):
         super().__init__(message)
         self.step = step
         self.value = value
+
+
+class HookSetupError(PyhooksError, RuntimeError):
+    """A hook cannot find (in ``begin()``) a tensor it needs, or cannot run on this backend."""
 
 
 class PyhooksWarning(UserWarning):

@@ -31,19 +31,22 @@ Call order, as driven by :class:`pyhooks.MonitoredSession`::
         for hook in hooks: hook.after_error(session, error)   # pyhooks only
         session.close()
         raise error                                 # never swallowed, no end()
-    for hook in hooks: hook.end(session)            # normal or exhausted input
+    for hook in hooks: hook.end(session)            # normal or exhausted input (all of them,
+                                                    # even after one raised)
     session.close()
 
 A hook's own exception keeps its type and gains the note
 ``pyhooks: raised in <Hook>.<method>()``. An exception raised in ``after_error``
-is attached to the original error as a note and never replaces it. Methods a
-hook does not override are never called (that is free for the hook).
+is attached to the original error as a note and never replaces it. An
+exception raised in one hook's ``end()`` does not keep the other hooks'
+``end()`` from running; the first one propagates, with the others attached.
+Methods a hook does not override are never called (that is free for the hook).
 """
 
 from __future__ import annotations
 
+import sys
 from collections import namedtuple
-from types import FunctionType, MethodType
 
 __all__ = ["SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues"]
 
@@ -145,80 +148,6 @@ class SessionRunContext:
         return f"SessionRunContext(stop_requested={self._stop_requested})"
 
 
-def context_class(original_args, session):
-    """A :class:`SessionRunContext` subclass whose instances have these args and session.
-
-    For the runner's fused steps, which make one context per step for the
-    same caller's args and session: ``cls()`` is made without running
-    ``__init__`` (about half the cost); the caller sets ``_stop_requested =
-    False`` on each instance. The instances behave as any context (same
-    attributes, ``request_stop``, ``isinstance``, repr).
-    """
-    return type("SessionRunContext", (SessionRunContext,), {
-        "__slots__": (), "__module__": __name__, "__init__": object.__init__,
-        "_original_args": original_args, "_session": session})
-
-
-def returns_attribute(name, keep_context=None):
-    """Marks a ``before_run`` that only returns ``self.<name>`` (and may keep the context).
-
-    The method must be exactly ``return self.<name>``, or with ``keep_context``
-    ``self.<keep_context> = run_context; return self.<name>``. For pyhooks' own
-    hooks, whose ``before_run`` hands back the :class:`SessionRunArgs` made
-    in ``begin()``: a fused step (see
-    :meth:`pyhooks.session._MonitoredSessionBase._fuse`) does that itself
-    instead of calling the method. A subclass or an instance that replaces
-    ``before_run`` loses the mark and is called as usual (:func:`fixed_args_attribute`).
-    """
-    for attribute in (name, keep_context or "_"):
-        if not attribute.isidentifier():
-            raise ValueError(f"`name` and `keep_context` must be attribute names, got "
-                             f"{attribute!r}")
-
-    def mark(before_run):
-        before_run.pyhooks_returns = (name, keep_context)
-        return before_run
-    return mark
-
-
-def fixed_args_attribute(hook):
-    """``(name, keep_context)`` of ``hook.before_run`` (see :func:`returns_attribute`), or ``None``."""
-    _, in_class = _class_attribute(type(hook), "before_run")
-    if in_class is None or _set_on_instance(hook, "before_run", in_class):
-        return None
-    return getattr(in_class, "pyhooks_returns", None)
-
-
-def _class_attribute(cls, name):
-    """``(owner, value)``: the first of ``cls`` and its bases defining ``name``, and its
-    (unbound) value there; ``(None, None)`` if none does."""
-    for klass in cls.__mro__:
-        if name in vars(klass):
-            return klass, vars(klass)[name]
-    return None, None
-
-
-def _set_on_instance(hook, name, in_class):
-    """Whether ``hook.<name>`` is not ``in_class`` (its class's attribute) bound to ``hook``.
-
-    Found without reading ``hook.__dict__``: CPython (3.11+) keeps an object's
-    attributes in a compact form until its ``__dict__`` is asked for, and in a
-    real dict after that, where every attribute read and write of the object
-    costs about twice as much (per step, in every hook method).
-    """
-    try:
-        found = getattr(hook, name)
-    except AttributeError:
-        return False
-    if isinstance(in_class, FunctionType):
-        return not (type(found) is MethodType and found.__func__ is in_class
-                    and found.__self__ is hook)
-    return found is not getattr(type(hook), name, None)
-
-
-_BASE_MODULES = frozenset({__name__, "tensorflow.python.training.session_run_hook"})
-
-
 def check_hooks(hooks, name="hooks") -> list:
     """``hooks`` as a new list, checked: ``None`` is none, one hook alone is a list of it.
 
@@ -250,22 +179,26 @@ def overridden_methods(hook) -> frozenset:
     """The lifecycle methods ``hook`` really implements.
 
     A method inherited unchanged from pyhooks' or TensorFlow's ``SessionRunHook``
-    is a no-op and is left out. A hook may state its set explicitly through a
-    ``pyhooks_methods`` attribute (``LambdaHook`` and R hooks do).
+    is a no-op and is left out: the runners never call it. A hook may state its
+    set explicitly through a ``pyhooks_methods`` attribute (``LambdaHook`` and R
+    hooks do).
     """
     explicit = getattr(hook, "pyhooks_methods", None)
     if explicit is not None:
         return frozenset(explicit)
+    bases = [SessionRunHook]
+    tf_hook = sys.modules.get("tensorflow.python.training.session_run_hook")
+    if tf_hook is not None:
+        bases.append(tf_hook.SessionRunHook)
     found = set()
-    cls = type(hook)
     for name in HOOK_METHODS:
-        owner, in_class = _class_attribute(cls, name)
-        if owner is None:  # on the instance (or from __getattr__), or not there at all
-            if hasattr(hook, name):
-                found.add(name)
-        elif _set_on_instance(hook, name, in_class) or not (
-                owner.__name__ == "SessionRunHook" and owner.__module__ in _BASE_MODULES):
-            found.add(name)
+        method = getattr(hook, name, None)
+        if not callable(method):
+            continue
+        function = getattr(method, "__func__", None)
+        if function is not None and any(vars(base).get(name) is function for base in bases):
+            continue  # the base class's no-op
+        found.add(name)
     return frozenset(found)
 
 

@@ -38,8 +38,6 @@ the number of steps.
 
 from __future__ import annotations
 
-from functools import partial
-
 try:
     import keras
 except ImportError as error:  # pragma: no cover - depends on the installation
@@ -47,15 +45,14 @@ except ImportError as error:  # pragma: no cover - depends on the installation
                       "pip install tensorflow keras") from error
 
 from pyhooks._plans import PlanCache
-from pyhooks.eager import StepGraph, _compile_leaves, _Evaluator, _has_output
+from pyhooks._steps import (FETCH_ERRORS, Coordinator, call, call_after_error, call_after_run,
+                            call_before_run, call_end, is_end_of_input, new_run_metadata,
+                            new_run_options, note_fetch_owner)
+from pyhooks.eager import StepGraph, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, check_hooks, context_class, hooks_by_method
+from pyhooks.hook import SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 from pyhooks.hooks._common import backend_scope
 from pyhooks.hooks.progress_bar import ProgressBarHook
-from pyhooks.session import (FETCH_ERRORS, FusedKept, _call, _Coordinator, _generate, _indent,
-                              _is_end_of_input, _names, after_run_caller, before_run_caller,
-                              call_after_error, fusable, fused_calls, fused_key,
-                              note_fetch_owner)
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -117,7 +114,7 @@ class _TrainFunctionGuard:
         try:
             return self.function(*args, **kwargs)
         except BaseException as error:
-            if not _is_end_of_input(type(error)):  # end of input: Keras ends the epoch
+            if not is_end_of_input(type(error)):  # end of input: Keras ends the epoch
                 self.callback._fail(error)  # noqa: SLF001
             raise
 
@@ -145,14 +142,12 @@ class HooksCallback(keras.callbacks.Callback):
         self._guard = None
         self._context = None
         self._first_batch = 0
-        self._plans = PlanCache(self._before_hooks, self._after_hooks)  # a batch's fetches
-        self._call_before = before_run_caller(self._before_hooks)
-        self._call_after = after_run_caller(self._after_hooks)
+        self._plans = PlanCache()  # a batch's fetches
+        where = {id(h): i for i, h in enumerate(self._before_hooks)}
+        self._after_positions = [where.get(id(h), -1) for h in self._after_hooks]
         self._plan = None
-        self._asked = ()  # the general path's last args_list
+        self._asked = ()  # the batch's args_list
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
-        self._fusable = fusable(self._before_hooks, self._after_hooks)
-        self._fused_made = FusedKept()  # batch methods made for a plan: see _fuse
         self._bars = [hook for hook in self.hooks if isinstance(hook, ProgressBarHook)]
         self._to_fill = self._filled = []  # bars given a total for one fit: see on_epoch_begin
 
@@ -167,21 +162,18 @@ class HooksCallback(keras.callbacks.Callback):
         graph = StepGraph(step, kind="keras")
         self.session = None  # as in a graph: after_error gets no session while begin() runs
         session = KerasSession(graph)
-        self._make_context = context_class(_CALLER_ARGS, session)  # a context per batch, cheaply
-        self._plans.clear()  # their evaluators belong to the last fit's session
-        self._unfuse()
-        self._fused_made.clear()
+        self._plans.clear()
         self._active = True
         self._to_fill = [bar for bar in self._bars if bar.total is None]
         self._install_guard(model)
-        coord = _Coordinator()
+        coord = Coordinator()
         try:
             with backend_scope(graph):
                 for hook in self._begin_hooks:
-                    _call(hook, "begin")
+                    call(hook, "begin")
             self.session = session
             for hook in self._after_create_hooks:
-                _call(hook, "after_create_session", session, coord)
+                call(hook, "after_create_session", session, coord)
         except BaseException as error:
             self._fail(error)
             raise
@@ -208,115 +200,22 @@ class HooksCallback(keras.callbacks.Callback):
         self._first_batch = batch
         if not self._step_hooks:
             return
-        self._context = context = self._make_context()
-        context._stop_requested = False
+        self._context = context = SessionRunContext(_CALLER_ARGS, self.session)
         try:
-            args_list = self._call_before(context)
+            self._asked = args_list = call_before_run(self._before_hooks, context)
+            fetches = []
+            for hook, args in zip(self._before_hooks, args_list):
+                if args is not None and (args.feed_dict or (
+                        args.options is not None and args.options.ByteSize())):
+                    error = ValueError("feed_dict and RunOptions have no meaning in model.fit; "
+                                       "a hook can only fetch.")
+                    add_hook_note(error, hook, "before_run")
+                    raise error
+                fetches.append(None if args is None else args.fetches)
+            self._plan = self._plans.get(None, fetches)
         except BaseException as error:
             self._fail(error)
             raise
-        self._planned_batch(context, args_list)
-
-    def _planned_batch(self, context, args_list):
-        """The rest of ``on_train_batch_begin`` once the hooks gave ``args_list``: the plan.
-
-        Hooks that ask the same batch after batch (the same args objects, or
-        new args alike; found twice in a row) get their batches fused
-        (:meth:`_fuse`) from the next one on.
-        """
-        try:
-            self._asked = args_list  # for note_fetch_owner at the batch's end
-            self._plan = plan = (self._plans.get(None, args_list) or
-                                 self._fetches_only(args_list))
-            if self._plans.stable and self._fusable:
-                self._fuse(self._fused_made.get(
-                    fused_key(None, plan, args_list), lambda: self._fused_pair(plan, args_list)))
-        except BaseException as error:
-            self._fail(error)
-            raise
-
-    def _fuse(self, pair):
-        """Installs ``pair``, the batch methods made for one plan (see :meth:`_fused_pair`).
-
-        They are set on the instance (a subclass that overrides a batch method
-        is left as it is); :meth:`_unfuse` removes them.
-        """
-        cls = type(self)
-        if (cls.on_train_batch_begin is HooksCallback.on_train_batch_begin
-                and cls.on_train_batch_end is HooksCallback.on_train_batch_end):
-            self.on_train_batch_begin, self.on_train_batch_end = pair
-
-    def _unfuse(self):
-        for name in ("on_train_batch_begin", "on_train_batch_end"):
-            try:
-                delattr(self, name)  # the instance's, if fused: the class's methods again
-            except AttributeError:
-                pass
-
-    def _fused_pair(self, plan, args_list):
-        """``(on_train_batch_begin, on_train_batch_end)`` made for ``plan`` and ``args_list``.
-
-        As the runner's fused step (:meth:`pyhooks.MonitoredSession._fuse`):
-        the begin calls every ``before_run`` and, if one asked something other
-        than ``args_list`` does, hands the batch to :meth:`_planned_batch`;
-        the end takes the values from the logs, moves the session's step on
-        and calls every ``after_run`` with the plan's constant picks (a batch
-        that was not fused goes to the class's ``on_train_batch_end``).
-        """
-        session = self.session
-        source = None if plan.direct else session._values_source(  # noqa: SLF001
-            _compile_leaves(plan.flat))[1:]
-        before, check, value_lines, _, after, names = fused_calls(
-            self._before_hooks, self._after_hooks, plan, args_list, source)
-        mark = object()  # this pair's batches
-        names.update(callback=self, session=session, Context=self._make_context, MARK=mark,
-                     general_end=partial(HooksCallback.on_train_batch_end, self))
-        begin = ["def on_train_batch_begin(batch, logs=None):",
-                 "    callback._first_batch = batch",
-                 "    callback._context = context = Context()",
-                 "    context._stop_requested = False",
-                 "    try:", *_indent(before, 2),
-                 "    except BaseException as error:",
-                 "        callback._fail(error)",
-                 "        raise",
-                 f"    if {check}:  # not this plan's batch",
-                 "        return callback._planned_batch(",
-                 f"            context, [{_names('r', len(self._before_hooks))}])",
-                 "    callback._plan = MARK"]
-        end = ["def on_train_batch_end(batch, logs=None):",
-               "    if callback._plan is not MARK:",
-               "        return general_end(batch, logs)",
-               "    if logs is None:",
-               "        logs = {}",
-               "    session._outputs = outputs = logs",
-               "    step_before = session.step + batch - callback._first_batch",
-               "    context = callback._context",
-               "    try:", *_indent(value_lines, 2),
-               "        session.step = step_before + 1", *_indent(after, 2),
-               "    except BaseException as error:",
-               "        callback._fail(error)",
-               "        raise",
-               "    if context._stop_requested:",
-               "        callback.model.stop_training = True"]
-        return (_generate(begin, "on_train_batch_begin", names),
-                _generate(end, "on_train_batch_end", names))
-
-    def _fetches_only(self, args_list):
-        """The plan of hooks' args that carry feeds or options: empty ones are ignored.
-
-        The stripped args are new objects at every batch; the cache finds their
-        plan by the identity of the fetches, so its values function is kept.
-        """
-        stripped = []
-        for hook, args in zip(self._before_hooks, args_list):
-            if args is not None and (args.feed_dict or (
-                    args.options is not None and args.options.ByteSize())):
-                error = ValueError("feed_dict and RunOptions have no meaning in model.fit; "
-                                   "a hook can only fetch.")
-                add_hook_note(error, hook, "before_run")
-                raise error
-            stripped.append(None if args is None else SessionRunArgs(args.fetches))
-        return self._plans.get(None, stripped)
 
     def on_train_batch_end(self, batch, logs=None):
         session, context, plan = self.session, self._context, self._plan
@@ -326,31 +225,27 @@ class HooksCallback(keras.callbacks.Callback):
             session.step = reached
             return
         try:
-            values = ()
-            if not plan.direct:
-                if plan.call is None:
-                    plan.call = session._values_function(  # noqa: SLF001
-                        _compile_leaves(plan.flat))
-                values = plan.call(logs, reached - 1)
+            values = session._evaluate(plan.flat, logs, reached - 1)  # noqa: SLF001
             session.step = reached
-            self._call_after(plan.after_picks, values, context)
+            _, results = plan.results(values)
+            results.append(None)  # for an after_run hook without before_run
+            call_after_run(self._after_hooks, [results[p] for p in self._after_positions],
+                           context, new_run_options(), new_run_metadata())
         except BaseException as error:
             if isinstance(error, FETCH_ERRORS):
                 note_fetch_owner(error, session, self.hooks, self._before_hooks, self._asked)
             self._fail(error)
             raise
-        if context._stop_requested:  # noqa: SLF001
+        if context.stop_requested:
             self.model.stop_training = True
 
     def on_train_end(self, logs=None):
         if not self._active:
             return
         self._active = False
-        self._unfuse()
         self._remove_guard()
         try:
-            for hook in self._end_hooks:
-                _call(hook, "end", self.session)
+            call_end(self._end_hooks, self.session)
         finally:
             self._unfill()
 
@@ -359,7 +254,6 @@ class HooksCallback(keras.callbacks.Callback):
         if not self._active:
             return
         self._active = False
-        self._unfuse()
         self._remove_guard()
         try:
             call_after_error(self._error_hooks, self.session, error)
@@ -385,6 +279,6 @@ class HooksCallback(keras.callbacks.Callback):
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc is not None and not _is_end_of_input(exc_type):
+        if exc is not None and not is_end_of_input(exc_type):
             self._fail(exc)
         return False

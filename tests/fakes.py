@@ -142,15 +142,3 @@ def new_name(name):
     return "".join(list(name))
 
 
-def record_general_steps(monkeypatch, label):
-    """A list that gets ``label()`` at every step taking the runner's general path.
-
-    Steps served by a fused step (see ``MonitoredSession._fuse``) add nothing.
-    """
-    from pyhooks.session import MonitoredSession
-
-    general = []
-    after_before_run = MonitoredSession._after_before_run
-    monkeypatch.setattr(MonitoredSession, "_after_before_run", lambda self, *args: (
-        general.append(label()), after_before_run(self, *args))[1])
-    return general

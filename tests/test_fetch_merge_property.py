@@ -11,7 +11,6 @@ tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
 import pyhooks  # noqa: E402
-from tests.fakes import new_name, record_general_steps  # noqa: E402
 
 Pair = collections.namedtuple("Pair", "left right")
 
@@ -213,93 +212,8 @@ def test_a_caller_list_edited_after_an_equal_one_is_seen():
         sess.close()
 
 
-# --------------------------------------------------------------------------- fused steps
 class Callables(KeepOpen):
-    """With ``make_callable``: plans get their callables, and steady steps are fused."""
+    """With ``make_callable``: plans get the session's callables from their second use."""
 
     def make_callable(self, fetches):
         return SESSION.make_callable(fetches)
-
-
-FUSED_STEPS = 12
-# runs of the same choice (a party is fused after 3 equal steps), then a switch
-orders = st.lists(st.tuples(st.integers(0, 2), st.integers(1, 5)), min_size=FUSED_STEPS,
-                  max_size=FUSED_STEPS).map(
-    lambda runs: [choice for choice, length in runs for _ in range(length)][:FUSED_STEPS])
-# structures that cannot change in place (a list or dict is compared by signature)
-frozen = st.recursive(
-    leaves,
-    lambda children: st.one_of(st.lists(children, max_size=3).map(tuple),
-                               st.tuples(children, children).map(lambda t: Pair(*t))),
-    max_leaves=8)
-
-
-def anew(fetches):
-    """``fetches`` built again: new containers, the same tensors, new strings for the names
-    (what a structure made at every step in R, or in Python, is)."""
-    return relabel(fetches, {leaf: new_name(leaf) if type(leaf) is str else leaf
-                             for leaf in TENSORS + [NOOP] + NAMES})
-
-
-class Chooser(pyhooks.SessionRunHook):
-    """Returns, at each step, one of a few args objects (or None), in a drawn order;
-    ``fresh``: new args alike instead (TensorFlow's hooks make them at every step),
-    ``"anew"``: of fetches built again (:func:`anew`)."""
-
-    def __init__(self, options, order, fresh=False):
-        self.options = [None if f is None else pyhooks.SessionRunArgs(f) for f in options]
-        self.order, self.step, self.fresh = order, 0, fresh
-
-    def before_run(self, run_context):
-        self.args = self.options[self.order[self.step] % len(self.options)]
-        if self.fresh and self.args is not None:
-            fetches = self.args.fetches
-            return pyhooks.SessionRunArgs(anew(fetches) if self.fresh == "anew" else fetches)
-        return self.args
-
-    def after_run(self, run_context, run_values):
-        self.expected = None if self.args is None else SESSION.run(self.args.fetches)
-        self.results = run_values.results
-        self.step += 1
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(callers=st.lists(st.one_of(frozen, named), min_size=1, max_size=2),
-       caller_order=orders, caller_anew=st.booleans(),
-       choosers=st.lists(st.tuples(st.lists(st.one_of(st.none(), frozen, named),
-                                            min_size=1, max_size=3), orders,
-                                   st.sampled_from([False, True, "anew"])),
-                         max_size=4))
-def test_fused_steps_give_what_session_run_returns(callers, caller_order, caller_anew, choosers):
-    """Parties that keep asking the same (the same objects, or new args alike; a caller
-    that builds its structure anew at every step) run through fused steps; any switch (to
-    another of a few structures, or to nothing) is seen at the step it happens."""
-    hooks = [Chooser(options, order, fresh) for options, order, fresh in choosers]
-    with GRAPH.as_default():
-        sess = pyhooks.MonitoredSession(Callables(), hooks)
-        for step in range(FUSED_STEPS):
-            caller = callers[caller_order[step] % len(callers)]
-            if caller_anew:  # run([train_op, loss]): new containers, the same leaves
-                caller = anew(caller)
-            same(sess.run(caller), SESSION.run(caller))
-            for hook in hooks:
-                same(hook.results, hook.expected)
-        sess.close()
-
-
-@pytest.mark.parametrize("caller", [TENSORS[2], [TENSORS[2]], NAMES[2]],
-                         ids=["a leaf", "a list built again", "a name built again"])
-@pytest.mark.parametrize("fresh", [False, True, "anew"],
-                         ids=["same args", "new args alike", "args of fetches built again"])
-def test_fused_steps_happen_in_the_property_above(fresh, caller, monkeypatch):
-    """The property above meets fused steps (else it would test the general path only)."""
-    general = record_general_steps(monkeypatch, lambda: hook.step)
-    hook = Chooser([(TENSORS[0], Pair(NAMES[1], NOOP))], [0] * FUSED_STEPS, fresh)
-    with GRAPH.as_default():
-        sess = pyhooks.MonitoredSession(Callables(), [hook])
-        for _ in range(6):
-            fetches = caller if caller is TENSORS[2] else anew(caller)
-            assert sess.run(fetches) == ([3.0] if type(caller) is list else 3.0)
-        assert general == [0, 1, 2]  # then fused
-        assert hook.results == (0.0, Pair(1.5, None))
-        sess.close()

@@ -33,12 +33,13 @@ def test_single_tensor_and_none():
     assert none.final_ops_values is None
 
 
-def test_out_of_range_at_end_warns_and_continues(caplog):
+def test_out_of_range_at_end_warns_and_is_raised_as_tensorflow_does(caplog):
     with tf.Graph().as_default():
         item = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.range(1)).get_next()
         hook = FinalOpsHook(item + 0)
-        with make_session([hook]) as sess:
-            sess.run(item)
+        with pytest.raises(tf.errors.OutOfRangeError):
+            with make_session([hook]) as sess:
+                sess.run(item)
     assert hook.final_ops_values is None
     warnings = [r for r in caplog.records if r.name == "pyhooks" and r.levelno == logging.WARNING]
     assert len(warnings) == 1

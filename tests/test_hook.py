@@ -39,22 +39,6 @@ def test_base_hook_methods_are_noops():
     assert overridden_methods(hook) == frozenset()
 
 
-def test_contexts_of_a_context_class_are_independent_contexts():
-    from pyhooks.hook import context_class
-
-    args, session = pyhooks.SessionRunArgs("x"), object()
-    make = context_class(args, session)
-    first, second = make(), make()
-    first._stop_requested = second._stop_requested = False
-    assert isinstance(first, pyhooks.SessionRunContext)
-    assert first.original_args is args and first.session is session
-    first.request_stop()
-    assert first.stop_requested and not second.stop_requested
-    assert repr(second) == "SessionRunContext(stop_requested=False)"
-    with pytest.raises(AttributeError):
-        first.extra = 1  # slots only, as SessionRunContext
-
-
 def test_overridden_methods_sees_subclass_and_instance_overrides():
     class Hook(pyhooks.SessionRunHook):
         def after_run(self, run_context, run_values):
@@ -82,35 +66,6 @@ def test_overridden_methods_of_duck_typed_hooks_and_other_descriptors():
     assert overridden_methods(duck) == {"before_run", "after_run"}
     duck.end = lambda session: None
     assert overridden_methods(duck) == {"before_run", "after_run", "end"}
-
-
-def test_hooks_keep_their_compact_attributes_in_a_runner():
-    """pyhooks never reads a hook's ``__dict__``: CPython 3.11 would then keep the hook's
-    attributes in a real dict, making every attribute access in its methods ~2x slower."""
-    import gc
-
-    from tests.fakes import FakeCreator, FakeTensor
-
-    class Hook(pyhooks.SessionRunHook):
-        def __init__(self):
-            self.marker, self.args = "m", pyhooks.SessionRunArgs(FakeTensor("x"))
-
-        def before_run(self, run_context):
-            return self.args
-
-        def after_run(self, run_context, run_values):
-            self.last = run_values.results
-
-    plain, replaced = Hook(), Hook()
-    replaced.end = lambda session: None  # set on the instance: found without __dict__ too
-    with pyhooks.MonitoredSession(FakeCreator(callables=True), [plain, replaced]) as sess:
-        for _ in range(4):
-            sess.run(FakeTensor("t"))
-    assert plain.last == "x@3"
-    for hook in (plain, replaced):
-        assert not any(isinstance(r, dict) and "marker" in r for r in gc.get_referents(hook))
-    replaced.__dict__  # what the test detects: the attributes now live in a dict
-    assert any(isinstance(r, dict) and "marker" in r for r in gc.get_referents(replaced))
 
 
 def test_explicit_method_set_wins():

@@ -1,12 +1,13 @@
 """Lifecycle of pyhooks.MonitoredSession against an in-memory fake session (no TensorFlow)."""
 
 import collections
+import functools
 
 import pytest
 
 import pyhooks
 from pyhooks.session import MonitoredSession
-from tests.fakes import FakeCreator, FakeTensor, RecordingHook, record_general_steps
+from tests.fakes import FakeCreator, FakeTensor, RecordingHook
 
 
 def methods(log, name):
@@ -275,14 +276,42 @@ def test_hooks_not_a_list_is_a_type_error_and_one_hook_alone_is_a_list_of_it():
 
 
 def test_run_step_fn():
+    """As TensorFlow's: request_stop() raises StopIteration out of run_step_fn (a with block
+    ends cleanly on it) and leaves should_stop() as it was."""
     log = []
     hook = RecordingHook("a", log)
     with MonitoredSession(FakeCreator(), [hook]) as sess:
-        assert sess.run_step_fn(lambda ctx: ctx.run_with_hooks(FakeTensor("x"))) == "x@0"
-        assert sess.run_step_fn(lambda ctx: ctx.session.run(FakeTensor("y"))) == "y@1"
+        assert sess.run_step_fn(
+            lambda step_context: step_context.run_with_hooks(FakeTensor("x"))) == "x@0"
+        assert sess.run_step_fn(
+            lambda step_context: step_context.session.run(FakeTensor("y"))) == "y@1"
         assert hook.runs == 1  # the raw session triggers no hooks
-        assert sess.run_step_fn(lambda ctx: ctx.request_stop()) is None
-        assert sess.should_stop()
+        with pytest.raises(StopIteration):
+            sess.run_step_fn(lambda step_context: step_context.request_stop())
+        assert not sess.should_stop()
+    with MonitoredSession(FakeCreator(), [hook]) as sess:
+        while not sess.should_stop():
+            sess.run_step_fn(lambda step_context: step_context.request_stop())
+        pytest.fail("the StopIteration should have ended the with block")
+    assert log[-1] == ("a", "end")
+
+
+class _StepFns:
+    def method(self, step_context):
+        return "method"
+
+
+@pytest.mark.parametrize("step_fn", [lambda: None, lambda ctx: None, lambda a, b: None,
+                                     lambda step_context, extra: None])
+def test_run_step_fn_refuses_a_step_fn_of_another_arity(step_fn):
+    with MonitoredSession(FakeCreator(), []) as sess:
+        with pytest.raises(ValueError, match="`step_fn` may either have one `step_context`"):
+            sess.run_step_fn(step_fn)
+        assert sess.run_step_fn(_StepFns().method) == "method"
+
+        def with_self(self, step_context):
+            return self
+        assert sess.run_step_fn(functools.partial(with_self, "me")) == "me"
 
 
 def test_closed_session_should_stop_and_refuses_run():
@@ -331,25 +360,7 @@ def test_repeated_fetch_list_goes_through_a_cached_callable():
     assert hook.results == ["y@0", "y@1", "y@1", "y@1", "y@0"]
 
 
-def test_generated_hook_callers_show_their_lines_in_tracebacks_and_share_them():
-    import linecache
-    import traceback
-
-    log = []
-    before = len(linecache.cache)
-    for _ in range(20):  # the same hook list shape: one source kept, however many runners
-        MonitoredSession(FakeCreator(), [RecordingHook("a", log), RecordingHook("b", log)]).close()
-    assert len(linecache.cache) - before <= 2  # before_run's and after_run's, if new
-    with pytest.raises(ValueError) as info:
-        with MonitoredSession(FakeCreator(), [RecordingHook("a", log),
-                                              RecordingHook("b", log, raise_in="after_run")]) as sess:
-            sess.run(FakeTensor("x"))
-    text = "".join(traceback.format_exception(info.value))
-    assert "<pyhooks generated after_run" in text
-    assert "h1.after_run(context, mine)" in text
-
-
-# --------------------------------------------------------------------------- fused steps
+# --------------------------------------------------------------------------- steady steps
 # Hooks that return the same args objects step after step run, from the third
 # step on, through one generated function per plan (MonitoredSession._fuse).
 def fused_hooks(log, **bad):
@@ -360,7 +371,7 @@ def fused_hooks(log, **bad):
             RecordingHook("c", log)]
 
 
-def test_fused_steps_give_every_hook_its_results_in_order():
+def test_steady_steps_give_every_hook_its_results_in_order():
     log = []
     hooks = fused_hooks(log)
     caller = FakeTensor("t")
@@ -378,9 +389,7 @@ def test_fused_steps_give_every_hook_its_results_in_order():
 
 
 @pytest.mark.parametrize("method", ["before_run", "after_run"])
-def test_an_error_in_a_fused_step_names_its_hook_and_calls_after_error(method):
-    import traceback
-
+def test_an_error_in_a_steady_step_names_its_hook_and_calls_after_error(method):
     log = []
     hooks = fused_hooks(log, raise_in=method, raise_at=4)
     caller = FakeTensor("t")  # the same fetch every step, as a train op
@@ -389,7 +398,6 @@ def test_an_error_in_a_fused_step_names_its_hook_and_calls_after_error(method):
             for _ in range(6):
                 sess.run(caller)
     assert info.value.__notes__ == [f"pyhooks: raised in RecordingHook.{method}()"]
-    assert "<pyhooks generated fused_step" in "".join(traceback.format_exception(info.value))
     last = [(name, what) for name, what, *_ in log if what == method][-2:]
     assert last == [("a", method), ("b", method)]  # c, after b, was not called
     assert [entry for entry in log if entry[1] == "after_error"] == [
@@ -397,7 +405,7 @@ def test_an_error_in_a_fused_step_names_its_hook_and_calls_after_error(method):
     assert hooks[0].runs == (4 if method == "before_run" else 5)
 
 
-def test_a_stop_requested_in_a_fused_step_ends_the_loop_after_it():
+def test_a_stop_requested_in_a_steady_step_ends_the_loop_after_it():
     log = []
     hooks = fused_hooks(log)
     hooks[1].stop_at = 5
@@ -411,222 +419,3 @@ def test_a_stop_requested_in_a_fused_step_ends_the_loop_after_it():
     assert runs == 5 and hooks[2].runs == 5
 
 
-def test_hooks_making_new_args_alike_every_step_are_fused_and_a_change_is_seen(monkeypatch):
-    """TensorFlow's hooks return ``SessionRunArgs(self._loss)`` anew at every step: one
-    fused step serves them; new fetches, a feed or another args type is seen at its step."""
-    import collections
-
-    import pyhooks.session as session_module
-
-    made = []
-    make_function = session_module.make_function
-    monkeypatch.setattr(session_module, "make_function",
-                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
-    x, y = FakeTensor("x"), FakeTensor("y")
-    z = FakeTensor("z", lambda step, feeds: "z@fed" if feeds else f"z@{step}")
-    pair = (y, z)
-    Other = collections.namedtuple("Other", ["fetches", "feed_dict", "options"])
-
-    class TensorFlowStyle(pyhooks.SessionRunHook):
-        def __init__(self):
-            self.step, self.results = 0, []
-
-        def before_run(self, run_context):
-            self.step += 1
-            if self.step == 9:  # other fetches, once
-                return pyhooks.SessionRunArgs(x)
-            if self.step == 11:  # alike, but another type
-                return Other(pair, None, None)
-            if self.step == 13:  # a feed, once
-                return pyhooks.SessionRunArgs(pair, {z: 1.0})
-            return pyhooks.SessionRunArgs(pair)
-
-        def after_run(self, run_context, run_values):
-            self.results.append(run_values.results)
-
-    general = record_general_steps(monkeypatch, lambda: hook.step)  # 1-based steps
-    log = []
-    hook = TensorFlowStyle()
-    fresh = RecordingHook("f", log, fetches=x)  # new args every step, a leaf
-    with MonitoredSession(FakeCreator(callables=True), [hook, fresh]) as sess:
-        got = [sess.run(x) for _ in range(16)]
-    assert general == [1, 2, 3, 9, 11, 13]  # then fused, and again after each change
-    assert got == [f"x@{i}" for i in range(16)]
-    assert fresh.results == [f"x@{i}" for i in range(16)]
-    assert hook.results[8] == "x@8"
-    assert hook.results[12] == ("y@12", "z@fed")
-    assert [r for i, r in enumerate(hook.results) if i not in (8, 12)] == [
-        (f"y@{i}", f"z@{i}") for i in range(16) if i not in (8, 12)]
-    assert made.count("fused_step") == 1  # the same function again after each change
-
-
-def test_a_structure_built_anew_every_step_is_fused_and_an_edit_is_seen(monkeypatch):
-    """A hook (an R hook, say) builds ``{"a": [x]}`` anew at every step: one plan and one
-    fused step serve it (by the structure's signature); a kept structure of that signature,
-    edited in place, is still seen at its step."""
-    import pyhooks._plans as plans
-
-    made = []
-    init = plans.StepPlan.__init__
-    monkeypatch.setattr(plans.StepPlan, "__init__",
-                        lambda self, *args: (made.append(len(made)), init(self, *args))[1])
-    x, y = FakeTensor("x"), FakeTensor("y")
-    kept = {"a": [x]}
-
-    class Anew(pyhooks.SessionRunHook):
-        def __init__(self):
-            self.step, self.results = 0, []
-
-        def before_run(self, run_context):
-            self.step += 1
-            if self.step == 5:  # a structure it keeps, alike
-                self.args = pyhooks.SessionRunArgs(kept)
-                return self.args
-            if self.step == 6:  # the same args again, the structure edited in place
-                kept["a"][0] = y
-                return self.args
-            return pyhooks.SessionRunArgs({"a": [x]})
-
-        def after_run(self, run_context, run_values):
-            self.results.append(run_values.results)
-
-    general = record_general_steps(monkeypatch, lambda: hook.step)  # 1-based steps
-    hook, caller = Anew(), FakeTensor("t")
-    with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
-        for _ in range(8):
-            sess.run(caller)
-    assert hook.results == [{"a": ["y@5" if i == 5 else f"x@{i}"]} for i in range(8)]
-    assert len(made) == 2  # {"a": [x]} (steps 1-5, 7, 8), then {"a": [y]}
-    assert general == [1, 2, 3, 6]  # fused while the signature is the plan's
-
-
-def test_a_caller_list_built_anew_every_step_is_fused_and_an_edit_is_seen(monkeypatch):
-    """``run([train_op, loss])`` (and every ``run(list(...))`` from R) builds a new list at
-    every step: one fused step serves them all, each context holding the caller's own list;
-    the same list kept and edited in place is seen at its step, and so is another type."""
-    import pyhooks.session as session_module
-
-    made = []
-    make_function = session_module.make_function
-    monkeypatch.setattr(session_module, "make_function",
-                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
-    t, loss, y = FakeTensor("t"), FakeTensor("loss"), FakeTensor("y")
-    kept = [t, loss]
-    hook = RecordingHook("h", [], fetches=(y,), same_args=True)
-    general = record_general_steps(monkeypatch, lambda: step)
-    callers, got = [], []
-    with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
-        for step in range(1, 13):
-            caller = (kept if step in (6, 7, 8) else (t, loss) if step == 10 else [t, loss])
-            if step == 8:
-                kept[1] = y  # edited in place after two fused steps with it
-            callers.append(caller)
-            got.append(sess.run(caller))
-    i = range(12)
-    assert got == [("t@9", "loss@9") if k == 9 else
-                   [f"t@{k}", "y@7"] if k == 7 else [f"t@{k}", f"loss@{k}"] for k in i]
-    assert hook.results == [(f"y@{k}",) for k in i]
-    assert all(c.original_args.fetches is caller for c, caller in zip(hook.contexts, callers))
-    # fused from step 4 on (a callable at step 3), but at the edited list (8) and at the
-    # tuple (10): their own plans; the lists after them find the fused step still there
-    assert general == [1, 2, 3, 8, 10]
-    assert made.count("fused_step") == 1
-
-
-def test_hooks_switching_args_get_their_results_and_their_fused_steps_are_kept(monkeypatch):
-    """Args objects A A B B A A B B ...: each step gets its own results; each set of args
-    gets one fused step, made once (not again at every switch)."""
-    import pyhooks.session as session_module
-
-    made = []
-    make_function = session_module.make_function
-    monkeypatch.setattr(session_module, "make_function",
-                        lambda lines, name, ns: made.append(name) or make_function(lines, name, ns))
-
-    x, y = FakeTensor("x"), FakeTensor("y")
-    args = [pyhooks.SessionRunArgs(x), pyhooks.SessionRunArgs((y, x))]  # (a dict: never fused)
-
-    class Switch(pyhooks.SessionRunHook):
-        def __init__(self):
-            self.step, self.results = 0, []
-
-        def before_run(self, run_context):
-            return args[self.step // 2 % 2]
-
-        def after_run(self, run_context, run_values):
-            self.results.append(run_values.results)
-            self.step += 1
-
-    hook, steady = Switch(), RecordingHook("s", [], fetches=(y,), same_args=True)
-    with MonitoredSession(FakeCreator(callables=True), [hook, steady]) as sess:
-        got = [sess.run(x) for _ in range(16)]
-    assert got == [f"x@{i}" for i in range(16)]
-    assert hook.results == [f"x@{i}" if i // 2 % 2 == 0 else (f"y@{i}", f"x@{i}")
-                            for i in range(16)]
-    assert steady.results == [(f"y@{i}",) for i in range(16)]
-    assert made.count("fused_step") == 2
-
-
-def test_a_before_run_that_returns_an_attribute_is_read_and_a_replaced_one_is_called():
-    from pyhooks.hook import returns_attribute
-
-    x, y = FakeTensor("x"), FakeTensor("y")
-
-    class Marked(pyhooks.SessionRunHook):
-        def __init__(self):
-            self._args, self.results = pyhooks.SessionRunArgs(x), []
-
-        @returns_attribute("_args")
-        def before_run(self, run_context):
-            return self._args
-
-        def after_run(self, run_context, run_values):
-            self.results.append(run_values.results)
-
-    class Counting(Marked):  # overrides before_run: loses the mark, is called
-        calls = 0
-
-        def before_run(self, run_context):
-            self.calls += 1
-            return super().before_run(run_context)
-
-    marked, counting, replaced = Marked(), Counting(), Marked()
-    replaced_calls = []
-    replaced.before_run = lambda context: replaced_calls.append(context) or replaced._args
-    caller = FakeTensor("t")
-    with MonitoredSession(FakeCreator(callables=True), [marked, counting, replaced]) as sess:
-        for step in range(8):
-            if step == 5:  # the attribute changes: the step is not the fused one's
-                marked._args = pyhooks.SessionRunArgs(y)
-            sess.run(caller)
-    assert marked.results == [f"x@{i}" for i in range(5)] + [f"y@{i}" for i in range(5, 8)]
-    assert counting.calls == 8 and len(replaced_calls) == 8
-    assert counting.results == replaced.results == [f"x@{i}" for i in range(8)]
-    with pytest.raises(ValueError, match="attribute names, got 'not a name'"):
-        returns_attribute("not a name")
-    with pytest.raises(ValueError, match="attribute names, got '1x'"):
-        returns_attribute("_args", keep_context="1x")
-
-
-def test_a_marked_before_run_that_keeps_its_context_keeps_each_steps():
-    from pyhooks.hook import returns_attribute
-
-    class Keeping(pyhooks.SessionRunHook):
-        def __init__(self):
-            self._args, self.kept = pyhooks.SessionRunArgs(FakeTensor("x")), []
-
-        @returns_attribute("_args", keep_context="_context")
-        def before_run(self, run_context):
-            self._context = run_context
-            return self._args
-
-        def after_run(self, run_context, run_values):
-            self.kept.append((self._context, run_context, run_values.results))
-
-    hook, caller = Keeping(), FakeTensor("t")
-    with MonitoredSession(FakeCreator(callables=True), [hook]) as sess:
-        for _ in range(6):
-            sess.run(caller)
-    assert [results for _, _, results in hook.kept] == [f"x@{i}" for i in range(6)]
-    assert all(kept is context for kept, context, _ in hook.kept)
-    assert len({id(context) for _, context, _ in hook.kept}) == 6

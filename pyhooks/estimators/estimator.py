@@ -443,13 +443,16 @@ class _GraphState:
                     monitored = MonitoredSession(_KeptSessionCreator(self), hooks)
                 finally:
                     graph.finalize()
-            with monitored:
-                if collect is None:
-                    while not monitored.should_stop():
-                        monitored.run(fetches)
-                else:
-                    while not monitored.should_stop():
-                        collect(monitored.run(fetches))
+            try:
+                with monitored:
+                    if collect is None:
+                        while not monitored.should_stop():
+                            monitored.run(fetches)
+                    else:
+                        while not monitored.should_stop():
+                            collect(monitored.run(fetches))
+            finally:  # closing un-finalized the graph it found open (as TensorFlow's does)
+                graph.finalize()
 
     def close(self):
         self.session.close()

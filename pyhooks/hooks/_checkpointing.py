@@ -77,7 +77,7 @@ def eager_saver(kind, saver, scaffold, checkpoint_dir, basename):
     """The saver of a ``CheckpointSaverHook`` on a non-graph backend, or a ``HookSetupError``."""
     import tensorflow as tf
 
-    from pyhooks.hooks._lookup import HookSetupError
+    from pyhooks.errors import HookSetupError
 
     if isinstance(saver, tf.train.CheckpointManager):
         return _ManagerSaver(saver)

@@ -28,7 +28,10 @@ import contextvars
 
 import numpy as np
 
-__all__ = ["backend_scope", "check_bool", "current_backend", "deferred", "global_step_read",
+from pyhooks.errors import HookSetupError
+
+__all__ = ["backend_scope", "check_bool", "current_backend", "exact_step", "global_step_read",
+           "step_read_is_exact",
            "read_values", "require_graph", "to_numpy"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
@@ -57,8 +60,6 @@ def require_graph(hook_name, instead):
     """
     backend = _backend.get()
     if backend is not None:
-        from pyhooks.hooks._lookup import HookSetupError
-
         raise HookSetupError(f"{hook_name} needs a TensorFlow graph session and cannot run on "
                              f"the {backend.kind} backend: {instead}")
 
@@ -71,21 +72,6 @@ def read_values(session, fetches):
     """
     read = getattr(session, "pyhooks_read", None)
     return session.run(fetches) if read is None else read(fetches)
-
-
-def deferred(fetch):
-    """``fetch`` for a value a hook uses only now and then; call it in ``begin()``.
-
-    On a TensorFlow graph the fetch itself (fetching is cheap there). On a
-    backend that converts every fetched value to numpy (eager, Keras: about
-    1.5 µs per tensor), a fetch whose value comes back unconverted (an eager
-    tensor; a Keras log value as it is); the hook converts it, e.g. with
-    ``np.asarray``, when it uses it. The global step read comes back as a
-    Python int there (a numpy integer costs more to compare, at every step).
-    """
-    backend = _backend.get()
-    make = getattr(backend, "deferred", None)
-    return fetch if make is None else make(fetch)
 
 
 def global_step_read(hook_name, required=True):
@@ -115,6 +101,56 @@ def global_step_read(hook_name, required=True):
     if tensor is None and required:
         raise RuntimeError(f"Global step should be created to use {hook_name}.")
     return tensor
+
+
+_INCREMENTS = {"AssignAddVariableOp", "AssignSubVariableOp", "AssignAdd", "AssignSub"}
+
+
+def step_read_is_exact(read):
+    """Whether a run's fetched global step ``read`` + 1 is exactly the step it reaches.
+
+    Call it in ``begin()`` with :func:`global_step_read`'s tensor. True on the
+    eager and Keras backends, and in a graph where every increment of the
+    global step waits for the read (TensorFlow's ``_increment_global_step``,
+    pyhooks' estimators). A train op from ``optimizer.minimize(global_step=...)``
+    does not wait: the read may see the step after the run's own increment,
+    so ``read + 1`` may be one too many. Hooks then confirm a step with
+    :func:`exact_step` before acting on it (as TensorFlow's hooks do).
+    """
+    if _backend.get() is not None:
+        return True
+    if read is None:
+        return False
+    import tensorflow as tf
+
+    step = tf.compat.v1.train.get_global_step(read.graph)
+    if step is None:
+        return False
+    target = getattr(step, "handle", None)
+    target = step.op.outputs[0] if target is None else target
+    writes = [op for op in read.graph.get_operations()
+              if op.type in _INCREMENTS and op.inputs and op.inputs[0] is target]
+    return all(_depends_on(op, read.op) for op in writes)
+
+
+def _depends_on(op, wanted):
+    """Whether ``op`` runs after ``wanted`` (an input or control input, transitively)."""
+    seen, todo = set(), [op]
+    while todo:
+        current = todo.pop()
+        if current is wanted:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        todo.extend(t.op for t in current.inputs)
+        todo.extend(current.control_inputs)
+    return False
+
+
+def exact_step(session, read):
+    """The global step now, read alone (no step runs with it): exact."""
+    return int(read_values(session, read))
 
 
 def check_bool(name, value):

@@ -5,14 +5,10 @@ The global step: :func:`pyhooks.hooks._common.global_step_read`.
 
 from __future__ import annotations
 
-from pyhooks.errors import PyhooksError
+from pyhooks.errors import HookSetupError
 from pyhooks.hooks._common import current_backend
 
 __all__ = ["HookSetupError", "find_loss", "graph_element"]
-
-
-class HookSetupError(PyhooksError, RuntimeError):
-    """A hook cannot find in the graph a tensor it needs."""
 
 
 def graph_element(value, what, hook_name):

@@ -6,10 +6,10 @@ import logging
 import os
 
 from pyhooks.errors import NanLossDuringTrainingError
-from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
+from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
-from pyhooks.hooks._common import check_bool, current_backend, deferred, global_step_read
+from pyhooks.hooks._common import check_bool, current_backend, global_step_read
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -80,7 +80,7 @@ class CheckpointSaverHook(SessionRunHook):
         backend = current_backend()
         self._global_step_tensor = global_step_read("CheckpointSaverHook")
         # the same every step; eager, Keras: the step as a Python int (compares cheaper)
-        self._args = SessionRunArgs(deferred(self._global_step_tensor))
+        self._args = SessionRunArgs(self._global_step_tensor)
         if backend is not None:  # eager / Keras: a tf.train.Checkpoint, no graph files
             self._writer = None
             self._saver = eager_saver(backend.kind, self._given_saver, self._scaffold,
@@ -105,7 +105,6 @@ class CheckpointSaverHook(SessionRunHook):
             self._save(session, step)
             self._timer.update_last_triggered_step(step)
 
-    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 

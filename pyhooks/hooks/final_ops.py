@@ -17,8 +17,8 @@ class FinalOpsHook(SessionRunHook):
 
     Typical use: read metric values after an evaluation loop. The ops should
     only read state: if evaluating them needs more input (``OutOfRangeError``
-    or ``StopIteration``), a warning is logged and ``final_ops_values`` stays
-    ``None`` (TensorFlow logs the same warning and then re-raises).
+    or ``StopIteration``), a warning is logged and the error is raised, as
+    TensorFlow does (results are never silently ``None``).
 
     Args:
         final_ops: a tensor, a list of tensors or a dict of names to tensors.
@@ -70,3 +70,4 @@ class FinalOpsHook(SessionRunHook):
                 "from input. Otherwise, the `value_op`, executed by `FinalOpsHook`, triggers "
                 "another data reading, which ends OutOfRangeError/StopIteration. Please fix "
                 "that.", type(error).__name__)
+            raise

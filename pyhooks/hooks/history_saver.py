@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import deferred, global_step_read, to_numpy
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import exact_step, global_step_read, step_read_is_exact, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.timer import check_positive
@@ -65,7 +65,8 @@ class HistorySaverHook(SessionRunHook):
         self._loss = loss
         self._history = History(self._metrics)
         self._file = None
-        self._last = self._recorded = None
+        self._last = None
+        self._recorded_step = -1
 
     @property
     def history(self):
@@ -75,36 +76,40 @@ class HistorySaverHook(SessionRunHook):
     def begin(self):
         name = type(self).__name__
         self._history = History(self._metrics)
-        self._due = None  # the global step read (the value before a step) due for the next row
+        self._due = None  # the step due for the next row
         self._step_tensor = global_step_read(name)
-        # the values are converted only for the rows recorded (eager, Keras: _common.deferred)
-        loss = deferred(find_loss(self._loss, name, required=True))
-        extra = [deferred(graph_element(v, f"metric {k!r}", name))
+        self._exact = step_read_is_exact(self._step_tensor)
+        loss = find_loss(self._loss, name, required=True)
+        extra = [graph_element(v, f"metric {k!r}", name)
                  for k, v in self._metrics.items()]
-        step = deferred(self._step_tensor)  # eager, Keras: a Python int (compares cheaper)
+        step = self._step_tensor  # eager, Keras: a Python int (compares cheaper)
         self._args = SessionRunArgs((step, loss, *extra))  # a tuple: cannot change
-        self._last = self._recorded = None
+        self._last = None
+        self._recorded_step = -1
 
     def after_create_session(self, session, coord):
-        self._due = int(session.run(self._step_tensor)) + self._every_n_step - 1
+        self._due = exact_step(session, self._step_tensor) + self._every_n_step
 
-    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
         self._last = results = run_values.results
-        if results[0] >= self._due:  # an int (eager, Keras) or a numpy integer: as it is
-            self._due = int(results[0]) + self._every_n_step
-            self._record(results)
+        step = int(results[0]) + 1  # the step reached; one more if the read raced the train op
+        if step >= self._due:
+            if not self._exact:
+                step = exact_step(run_context.session, self._step_tensor)
+            if step >= self._due and step > self._recorded_step:
+                self._due = step + self._every_n_step
+                self._record(results, step)
 
-    def _record(self, results):
-        step, loss = results[0], results[1]
-        self._recorded = results
+    def _record(self, results, step):
+        loss = results[1]
+        self._recorded_step = step
         if type(loss) in _SCALARS:  # a scalar loss (Keras' logs): no array work
             total, size = float(loss), 1
         else:
-            loss = to_numpy(loss, copy=False)  # a deferred fetch: maybe an eager tensor; read only
+            loss = to_numpy(loss, copy=False)
             if type(loss) is not np.ndarray:
                 loss = np.asarray(loss)
             size = loss.size
@@ -112,7 +117,7 @@ class HistorySaverHook(SessionRunHook):
             # by numpy (pairwise, in their dtype)
             total = (math.fsum(loss.ravel().tolist()) if size <= _SMALL else
                      float(_sum(loss, None)))
-        row = (total / max(size, 1), total, int(step) + 1)  # in BASE_COLUMNS' order
+        row = (total / max(size, 1), total, step)  # in BASE_COLUMNS' order
         if self._metrics:
             row += tuple(map(_number, results[2:]))
         self._history.append_values(row)
@@ -127,15 +132,21 @@ class HistorySaverHook(SessionRunHook):
             self._file.flush()
 
     def end(self, session):
-        self._finish()
+        self._finish(session)
 
     def after_error(self, session, error):
-        self._finish()
+        self._finish(session)
 
-    def _finish(self):
+    def _finish(self, session):
+        """The last step's row, unless it was recorded; then the file is closed."""
         try:
-            if self._last is not None and self._last is not self._recorded:
-                self._record(self._last)
+            if self._last is not None and session is not None:
+                try:
+                    step = exact_step(session, self._step_tensor)
+                except Exception:  # noqa: BLE001 - a broken session: the last run's own step
+                    step = int(self._last[0]) + 1
+                if step > self._recorded_step:
+                    self._record(self._last, step)
         finally:
             if self._file is not None:
                 self._file.close()

@@ -9,8 +9,8 @@ from math import isfinite
 import numpy as np
 
 from pyhooks.errors import NanLossDuringTrainingError, PyhooksWarning
-from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import (check_bool, current_backend, deferred, global_step_read,
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import (check_bool, current_backend, global_step_read,
                                    to_numpy)
 from pyhooks.hooks._lookup import graph_element
 
@@ -62,10 +62,9 @@ class NanTensorHook(SessionRunHook):
         if backend is not None:  # eager, Keras: checked now (a graph's session checks its fetches)
             fetch = graph_element(fetch, "`loss_tensor`", "NanTensorHook")
             if backend.kind == "keras":  # a float in Keras' logs: as it is
-                fetch = deferred(fetch)
+                fetch = fetch
         self._args = SessionRunArgs(fetch)
 
-    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 

@@ -7,8 +7,7 @@ import time
 
 import numpy as np
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import deferred
+from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._lookup import find_loss
 from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
 from pyhooks.timer import check_positive
@@ -66,8 +65,7 @@ class ProgressBarHook(SessionRunHook):
 
     def begin(self):
         loss = find_loss(self._loss, type(self).__name__, required=False)
-        # converted only when a line is drawn (eager, Keras: see _common.deferred)
-        self._args = None if loss is None else SessionRunArgs(deferred(loss))
+        self._args = None if loss is None else SessionRunArgs(loss)
         self._active_mode = choose_mode(self.mode, self.writer)
         self.steps = self._drawn_steps = self._line_len = 0
         self._next_check, self._stride, self._last_draw = 1, 1, -math.inf
@@ -77,7 +75,6 @@ class ProgressBarHook(SessionRunHook):
         if self._start is None:
             self._start = self.clock()
 
-    @returns_attribute("_args", keep_context="_context")
     def before_run(self, run_context):
         self._context = run_context
         # Every step, so that a run stopped early ends on its true last loss. It

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import math
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import current_backend, deferred, global_step_read
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import (current_backend, exact_step, global_step_read,
+                                   step_read_is_exact)
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["StepCounterHook"]
@@ -70,27 +71,26 @@ class StepCounterHook(SessionRunHook):
             self._writer = (tf.summary.create_file_writer(str(self._output_dir)) if eager else
                             tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir)))
         self._global_step_tensor = global_step_read("StepCounterHook")
+        self._exact = step_read_is_exact(self._global_step_tensor)
         self._summary_tag = ("global_step/sec" if eager else
                              tf.compat.v1.train.get_global_step().op.name + "/sec")
         self._timer.reset()
         self._due = -math.inf
         self._last_global_step = None
         # eager, Keras: the step as a Python int (compares cheaper, at every step)
-        self._args = SessionRunArgs(deferred(self._global_step_tensor))
+        self._args = SessionRunArgs(self._global_step_tensor)
 
-    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
-        stale = run_values.results  # an int (eager, Keras) or a numpy integer: as it is
-        if stale >= self._due and self._timer.should_trigger_for_step(int(stale) + 1):
-            step = int(stale) + 1
-            elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)
-            if self._every_n_steps is not None:  # no clock needed before the next one is due
-                self._due = step + self._every_n_steps - 1
-            if elapsed_secs is not None and elapsed_secs > 0:
-                self._record(elapsed_steps / elapsed_secs, step)
+        stale = run_values.results
+        step = int(stale) + 1  # the step reached; one more if the read raced the train op
+        if step > self._due and self._timer.should_trigger_for_step(step):
+            if not self._exact:
+                step = exact_step(run_context.session, self._global_step_tensor)
+            if self._timer.should_trigger_for_step(step):
+                self._count(step)
         if stale == self._last_global_step and self._warned < 5:
             self._warned += 1
             _log.warning("It seems that global step (tf.train.get_global_step) has not been "
@@ -99,6 +99,13 @@ class StepCounterHook(SessionRunHook):
                          "tf.train.get_global_step() to Optimizer.apply_gradients or "
                          "Optimizer.minimize.", stale, self._last_global_step)
         self._last_global_step = stale
+
+    def _count(self, step):
+        elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)
+        if self._every_n_steps is not None:  # no clock needed before the next one is due
+            self._due = step + self._every_n_steps - 1
+        if elapsed_secs is not None and elapsed_secs > 0:
+            self._record(elapsed_steps / elapsed_secs, step)
 
     def _record(self, steps_per_sec, step):
         if self._writer is not None and not hasattr(self._writer, "add_summary"):  # tf.summary

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
-from pyhooks.hooks._common import deferred, global_step_read
+from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._common import global_step_read
 from pyhooks.timer import check_positive
 
 __all__ = ["StopAtStepHook"]
@@ -54,7 +54,7 @@ class StopAtStepHook(SessionRunHook):
     def begin(self):
         self._global_step_tensor = global_step_read("StopAtStepHook")
         # the same every step; eager, Keras: the step as a Python int (compares cheaper)
-        self._args = SessionRunArgs(deferred(self._global_step_tensor))
+        self._args = SessionRunArgs(self._global_step_tensor)
         self._last_step = self._given_last_step
 
     def after_create_session(self, session, coord):
@@ -64,7 +64,6 @@ class StopAtStepHook(SessionRunHook):
         if step >= self._last_step:
             coord.request_stop()
 
-    @returns_attribute("_args")
     def before_run(self, run_context):
         return self._args
 

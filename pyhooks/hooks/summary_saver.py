@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import current_backend, global_step_read
-from pyhooks.hooks._lookup import HookSetupError
+from pyhooks.errors import HookSetupError
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["SummarySaverHook"]

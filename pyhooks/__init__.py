@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+from pyhooks import _logging  # noqa: F401 - pyhooks' log records reach TensorFlow's logger too
 from pyhooks.errors import NanLossDuringTrainingError, PyhooksError, PyhooksWarning
 from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 from pyhooks.session import MonitoredSession, SingularMonitoredSession

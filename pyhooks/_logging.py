@@ -1,4 +1,4 @@
-"""Making pyhooks' log output visible when the user has not configured logging.
+"""pyhooks' log output: through TensorFlow's logger, and visible when nobody configured logging.
 
 Hooks whose whole purpose is output (``LoggingTensorHook``) log to the
 ``"pyhooks"`` logger at INFO. Python hides INFO records unless logging is
@@ -22,13 +22,20 @@ class _VisibleHandler(logging.StreamHandler):
 
     It steps aside once the root logger has a handler, which happens behind
     the user's back too (``logging.info()`` from any library calls
-    ``basicConfig()``): the record reaches that handler, and is shown once.
+    ``basicConfig()``), or once the ``tensorflow`` logger has one (TensorFlow adds
+    its own): the record reaches that handler, and is shown once.
     """
 
     def emit(self, record):
-        if logging.getLogger(LOGGER_NAME).propagate and logging.getLogger().handlers:
+        if logging.getLogger(LOGGER_NAME).propagate and (
+                logging.getLogger().handlers or logging.getLogger("tensorflow").handlers):
             return
         super().emit(record)
+
+
+# pyhooks' records go where TensorFlow's hooks' go: through the ``tensorflow`` logger
+# (its level and handlers: tf.get_logger().setLevel("INFO") shows them), then the root's.
+logging.getLogger(LOGGER_NAME).parent = logging.getLogger("tensorflow")
 
 
 def ensure_visible_logging() -> logging.Logger:

@@ -109,7 +109,8 @@ class StepPlan:
     def results(self, values):
         """``(the caller's result, [each hook's results])`` from the flat ``values``."""
         return (None if self.caller is None else rebuild(self.caller, values),
-                [None if s is None else rebuild(s, values) for s in self.shapes])
+                [values[s] if type(s) is int else None if s is None else rebuild(s, values)
+                 for s in self.shapes])
 
 
 def _frozen(fetches):

@@ -18,6 +18,7 @@ __all__ = ["FETCH_ERRORS", "Coordinator", "call", "call_after_error", "call_afte
            "new_run_metadata", "new_run_options", "note_fetch_owner"]
 
 FETCH_ERRORS = (TypeError, ValueError, LookupError)  # what a fetch nobody can fetch raises
+_new_tuple = tuple.__new__  # a namedtuple without its Python-level __new__ (per step and hook)
 
 
 # --------------------------------------------------------------------------- errors
@@ -75,7 +76,7 @@ def call_after_run(hooks, results, context, options, run_metadata):
     """``after_run`` on every hook with ``SessionRunValues(results[k], options, run_metadata)``."""
     try:
         for hook, result in zip(hooks, results):
-            hook.after_run(context, SessionRunValues(result, options, run_metadata))
+            hook.after_run(context, _new_tuple(SessionRunValues, (result, options, run_metadata)))
     except BaseException as error:
         add_hook_note(error, hook, "after_run")
         raise
@@ -160,23 +161,15 @@ def note_fetch_owner(error, session, hooks, before_hooks, args_list):
 
 
 # --------------------------------------------------------------------------- run options
-def _config_pb2():
-    """TensorFlow's ``config_pb2`` if TensorFlow is loaded (never loads it), else ``None``."""
-    config = sys.modules.get("tensorflow.core.protobuf.config_pb2")
-    if config is None and "tensorflow" in sys.modules:
-        from tensorflow.core.protobuf import config_pb2 as config
-    return config
-
-
 def new_run_options():
     """An empty ``RunOptions`` (what TensorFlow hands ``after_run``), or ``None`` without TF."""
-    config = _config_pb2()
+    config = sys.modules.get("tensorflow.core.protobuf.config_pb2")
     return None if config is None else config.RunOptions()
 
 
 def new_run_metadata():
-    """An empty ``RunMetadata``, or ``None`` without TensorFlow."""
-    config = _config_pb2()
+    """An empty ``RunMetadata``, or ``None`` without TensorFlow (never imports it)."""
+    config = sys.modules.get("tensorflow.core.protobuf.config_pb2")
     return None if config is None else config.RunMetadata()
 
 

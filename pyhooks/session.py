@@ -55,7 +55,8 @@ __all__ = ["MonitoredSession", "SingularMonitoredSession"]
 
 _log = logging.getLogger("pyhooks")
 
-MAX_RECOVERIES = 30  # sessions re-created in a row without a successful step, then the error
+MAX_RECOVERIES = 30
+_new_tuple = tuple.__new__  # a namedtuple without its Python-level __new__ (per step)  # sessions re-created in a row without a successful step, then the error
 
 
 # --------------------------------------------------------------------------- feeds/options
@@ -133,8 +134,11 @@ class _MonitoredSessionBase:
         self._end_hooks = using["end"]
         self._error_hooks = using["after_error"]
         where = {id(h): i for i, h in enumerate(self._before_hooks)}
-        # for each after_run hook, its before_run results (the last slot: nothing asked)
+        # for each after_run hook, its before_run results (the last slot: nothing asked);
+        # None when the two lists are the same hooks
         self._after_positions = [where.get(id(h), -1) for h in self._after_hooks]
+        if self._after_positions == list(range(len(self._before_hooks))):
+            self._after_positions = None
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         self._plans = PlanCache()
@@ -359,11 +363,19 @@ class _MonitoredSessionBase:
                     sink.append(span)
 
     def _hooked_step(self, sess, before, after, fetches, feed_dict, options, run_metadata):
-        context = SessionRunContext(SessionRunArgs(fetches, feed_dict), sess)
+        context = SessionRunContext(_new_tuple(SessionRunArgs, (fetches, feed_dict, None)), sess)
         args_list = call_before_run(before, context)
-        feed_dict, options = _merge_requests(args_list, feed_dict, options)
+        fetches_list, merge = [], feed_dict is not None or options is not None
+        for args in args_list:
+            if args is None:
+                fetches_list.append(None)
+            else:
+                fetches_list.append(args[0])
+                merge = merge or bool(args[1]) or args[2] is not None
+        if merge:
+            feed_dict, options = _merge_requests(args_list, feed_dict, options)
         caller = fetches if fetches is not None else getattr(sess, "pyhooks_step_fetch", None)
-        plan = self._plans.get(caller, [None if a is None else a.fetches for a in args_list])
+        plan = self._plans.get(caller, fetches_list)
         try:
             if feed_dict or options is not None or run_metadata is not None:
                 if run_metadata is None:
@@ -377,9 +389,10 @@ class _MonitoredSessionBase:
             note_fetch_owner(error, sess, self._hooks, self._before_hooks, args_list)
             raise
         result, results = plan.results(values)
-        results.append(None)  # the results of an after_run hook without before_run
-        call_after_run(after, [results[p] for p in self._after_positions], context, options,
-                       run_metadata)
+        if self._after_positions is not None:  # not each before_run hook's own after_run
+            results.append(None)  # the results of an after_run hook without before_run
+            results = [results[p] for p in self._after_positions]
+        call_after_run(after, results, context, options, run_metadata)
         if context.stop_requested:
             self._stop = True
         return result

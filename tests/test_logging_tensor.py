@@ -29,7 +29,7 @@ def info_logs(caplog):
      "either at_end and/or exactly one of every_n_iter and every_n_secs must be provided."),
     ({"every_n_iter": 1, "every_n_secs": 1}, ValueError,
      "either at_end and/or exactly one of every_n_iter and every_n_secs must be provided."),
-    ({"every_n_iter": 0}, ValueError, "`every_n_iter` must be positive, got 0."),
+    ({"every_n_iter": 0}, ValueError, "invalid every_n_iter=0: `every_n_iter` must be positive, got 0."),
     ({"every_n_iter": 2.5}, ValueError, "`every_n_iter` must be a whole number, got 2.5."),
     ({"every_n_secs": -1.0}, ValueError, "`every_n_secs` must be positive, got -1.0."),
     ({"every_n_iter": 1, "formatter": "{}"}, TypeError, "`formatter` must be callable, got '{}'."),
@@ -122,6 +122,34 @@ def test_under_tensorflow_monitored_session(info_logs):
         run_loop([LoggingTensorHook({"x": g.loss}, every_n_iter=2)], g.train_op, max_steps=3,
                  runner="tf")
     assert [m.split(" (")[0] for m in lines(info_logs)] == ["x = 1.0", "x = 3.0"]
+
+
+def test_records_reach_tensorflows_logger_at_its_level(monkeypatch):
+    """As TensorFlow's hooks' records: tf.get_logger().setLevel("INFO") shows them there
+    (logging configured by the user: the root logger has a handler, pyhooks' has no level)."""
+    tf_logger, ours = logging.getLogger("tensorflow"), logging.getLogger("pyhooks")
+    levels = tf_logger.level, ours.level
+    ours.setLevel(logging.NOTSET)  # setLevel: loggers cache what they are enabled for
+    monkeypatch.setattr(logging.getLogger(), "handlers", [logging.NullHandler()])
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if record.name == "pyhooks":
+                seen.append(record.getMessage())
+    monkeypatch.setattr(tf_logger, "handlers", [Keep()])
+    try:
+        for level, expected in ((logging.INFO, ["x = 1.0", "x = 3.0"]), (logging.WARNING, [])):
+            tf_logger.setLevel(level)
+            seen.clear()
+            g = counter_graph()
+            with g.graph.as_default():
+                run_loop([LoggingTensorHook({"x": g.loss}, every_n_iter=2)], g.train_op,
+                         max_steps=3)
+            assert [m.split(" (")[0] for m in seen] == expected
+    finally:
+        tf_logger.setLevel(levels[0])
+        ours.setLevel(levels[1])
 
 
 def test_ensure_visible_logging_attaches_one_handler(monkeypatch, capsys):

@@ -26,6 +26,10 @@ def load(path):
     return trace
 
 
+def timelines(directory):
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("timeline-"))
+
+
 def spans(trace):
     return [e for e in trace["traceEvents"] if e.get("cat") == "pyhooks"]
 
@@ -35,11 +39,34 @@ class Slow(SessionRunHook):
         sum(range(1000))
 
 
+class SeesTimelines(SessionRunHook):
+    """Runs after the ProfilerHook: lists the timelines there are at each step's after_run."""
+
+    def __init__(self, directory):
+        self.directory, self.seen = directory, []
+
+    def after_run(self, run_context, run_values):
+        there = self.directory.exists()
+        self.seen.append(timelines(self.directory) if there else [])
+
+
 def test_timelines_with_tf_ops_and_hook_spans(tmp_path):
     hook = ProfilerHook(save_steps=2, output_dir=tmp_path / "prof")
     assert not (tmp_path / "prof").exists()  # created when the first file is written
-    train(regression_graph(), [HistorySaverHook(every_n_step=1), hook, Slow()], steps=5)
-    assert sorted(p.name for p in (tmp_path / "prof").iterdir()) == [
+    sees = SeesTimelines(tmp_path / "prof")
+    train(regression_graph(), [HistorySaverHook(every_n_step=1), hook, Slow(), sees], steps=5)
+    # as TensorFlow: written in the traced step's after_run (step 2 is the second run)
+    assert sees.seen[1] == ["timeline-2.json"] and sees.seen[3][-1] == "timeline-4.json"
+    from tensorflow.core.util import event_pb2
+    import tensorflow as tf
+
+    tags = [event.tagged_run_metadata.tag
+            for path in (tmp_path / "prof").glob("events.out.tfevents.*")
+            for event in map(event_pb2.Event.FromString,
+                             tf.compat.v1.io.tf_record_iterator(str(path)))
+            if event.HasField("tagged_run_metadata")]
+    assert tags == ["step_2", "step_4"]  # TensorBoard's run metadata of the traced steps
+    assert timelines(tmp_path / "prof") == [
         "timeline-2.json", "timeline-4.json"]  # as TensorFlow: the first step starts the timer
     trace = load(tmp_path / "prof" / "timeline-2.json")
     ops = [e["name"] for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") == "Op"]
@@ -47,7 +74,7 @@ def test_timelines_with_tf_ops_and_hook_spans(tmp_path):
     assert sorted(e["name"] for e in spans(trace)) == sorted([
         "HistorySaverHook.before_run", "ProfilerHook.before_run",
         "HistorySaverHook.after_run", "ProfilerHook.after_run", "Slow.after_run",
-        "MonitoredSession.run"])
+        "SeesTimelines.after_run", "MonitoredSession.run"])
     pid = spans(trace)[0]["pid"]
     assert all(e["pid"] == pid and e["ph"] == "X" and e["args"] == {"step": 2}
                for e in spans(trace))
@@ -62,7 +89,7 @@ def test_timelines_with_tf_ops_and_hook_spans(tmp_path):
 
 def test_every_step_and_the_last_traced_step_is_written_by_end(tmp_path):
     train(regression_graph(), [ProfilerHook(save_steps=1, output_dir=tmp_path)], steps=3)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["timeline-2.json", "timeline-3.json"]
+    assert timelines(tmp_path) == ["timeline-2.json", "timeline-3.json"]
     assert len(spans(load(tmp_path / "timeline-3.json"))) == 3
 
 
@@ -81,7 +108,7 @@ def test_file_written_after_an_error(tmp_path):
             sess.run(ns.train_op)
             sess.run(ns.train_op)
             1 / 0
-    assert [p.name for p in tmp_path.iterdir()] == ["timeline-2.json"]
+    assert timelines(tmp_path) == ["timeline-2.json"]
 
 
 def test_untraced_steps_are_not_timed():
@@ -121,7 +148,7 @@ def test_bad_arguments(kwargs, error, message):
 
 def test_whole_double_save_steps(tmp_path):
     train(regression_graph(), [ProfilerHook(save_steps=2.0, output_dir=tmp_path)], steps=3)
-    assert [p.name for p in tmp_path.iterdir()] == ["timeline-2.json"]
+    assert timelines(tmp_path) == ["timeline-2.json"]
 
 
 # -- the runner's hook timings (pyhooks/session.py), driven with the in-memory fake session
@@ -207,4 +234,4 @@ def test_save_secs_uses_the_timer_clock(tmp_path):
     train(regression_graph(), [Tick(), hook], steps=6)
     # primed after step 1 (t=6); due at t>=16, seen after step 3 (t=18): step 4 is traced
     # (t=24); due again at t>=34, seen after step 6: the next traced step would be 7
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["timeline-4.json"]
+    assert timelines(tmp_path) == ["timeline-4.json"]

@@ -93,7 +93,13 @@ class LoggingTensorHook(SessionRunHook):
         if not only_log_at_end and (every_n_iter is None) == (every_n_secs is None):
             raise ValueError("either at_end and/or exactly one of every_n_iter and every_n_secs "
                              "must be provided.")
-        every_n_iter = check_positive("every_n_iter", every_n_iter, integer=True)
+        try:
+            every_n_iter = check_positive("every_n_iter", every_n_iter, integer=True)
+        except ValueError as error:
+            if isinstance(every_n_iter, (int, float)) and every_n_iter <= 0:
+                # TensorFlow's words first (its tests match them), then pyhooks'
+                raise ValueError(f"invalid every_n_iter={every_n_iter}: {error}") from None
+            raise
         every_n_secs = check_positive("every_n_secs", every_n_secs, integer=False)
         self._log_at_end = check_bool("at_end", at_end)
         if formatter is not None and not callable(formatter):

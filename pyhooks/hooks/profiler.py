@@ -24,10 +24,14 @@ class ProfilerHook(SessionRunHook):
     A traced step runs with ``RunOptions(trace_level=FULL_TRACE)``; its file holds
     TensorFlow's op timeline and, under :class:`pyhooks.MonitoredSession`, one span
     per hook call of that step (``cat: "pyhooks"``, e.g. ``HistorySaverHook.after_run``)
-    in a process of its own, so each hook's cost shows beside the ops. The file is
-    written at the next step's ``before_run`` (or in ``end``/``after_error``), once
-    the traced step's spans are complete. As in TensorFlow, the first step is never
-    traced. Open the file in ``chrome://tracing`` or https://ui.perfetto.dev.
+    in a process of its own, so each hook's cost shows beside the ops. As in
+    TensorFlow, the file is written in the traced step's ``after_run`` and the
+    step's run metadata goes to an event file in ``output_dir`` (TensorBoard's
+    Graphs tab, run ``step_<N>``); the hook calls still to come in that step (later
+    hooks' ``after_run``, the whole step's span) are added to the file at the next
+    step's ``before_run`` (or in ``end``/``after_error``). As in TensorFlow, the
+    first step is never traced. Open the file in ``chrome://tracing`` or
+    https://ui.perfetto.dev.
 
     On the eager backend (:class:`pyhooks.EagerSessionCreator`) a traced step runs
     under TensorFlow 2's profiler instead (``tf.profiler.experimental``, started in
@@ -108,8 +112,10 @@ class ProfilerHook(SessionRunHook):
             else:
                 stats = type(run_values.run_metadata.step_stats)()
                 stats.CopyFrom(run_values.run_metadata.step_stats)
+                self._write_run_metadata(run_values.run_metadata, step)
             offset = time.time() - time.perf_counter()  # perf_counter -> epoch, as TF's ts
             self._pending = (step, stats, self.pyhooks_span_sink, offset)
+            self._write(keep=True)  # now, as TensorFlow; again with the rest of the spans
         self._next_step = step + 1
         self._tracing = self._timer.should_trigger_for_step(self._next_step)
         self.pyhooks_span_sink = [] if self._tracing else None
@@ -140,14 +146,23 @@ class ProfilerHook(SessionRunHook):
             self._profiling = False
             tf.profiler.experimental.stop()
 
-    def _write(self):
+    def _write_run_metadata(self, run_metadata, step):
+        import tensorflow as tf
+
+        writer = tf.compat.v1.summary.FileWriterCache.get(self._output_dir or ".")
+        writer.add_run_metadata(run_metadata, f"step_{step}", step)
+        writer.flush()
+
+    def _write(self, keep=False):
+        """Writes the pending timeline; ``keep``: it is written again later (more spans)."""
         if self._pending is None:
             return
         import tensorflow as tf
         from tensorflow.python.client import timeline
 
         step, stats, spans, offset = self._pending
-        self._pending = None
+        if not keep:
+            self._pending = None
         trace = {"traceEvents": []} if stats is None else json.loads(
             timeline.Timeline(stats).generate_chrome_trace_format(
                 show_dataflow=self._show_dataflow, show_memory=self._show_memory))
@@ -163,7 +178,8 @@ class ProfilerHook(SessionRunHook):
                            "dur": max(end - start, 0.0) * 1e6, "args": {"step": step}}
                           for hook, method, start, end in spans)
         path = os.path.join(self._output_dir, f"timeline-{step}.json")
-        _log.info("Saving timeline for %d into '%s'.", step, path)
+        if keep:
+            _log.info("Saving timeline for %d into '%s'.", step, path)
         if self._output_dir:
             tf.io.gfile.makedirs(self._output_dir)
         with tf.io.gfile.GFile(path, "w") as f:

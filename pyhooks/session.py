@@ -237,9 +237,13 @@ class _MonitoredSessionBase:
             self._end_of_life()
 
     def close(self):
-        """Ends the loop normally: ``end()`` on every hook, then closes the session."""
+        """Ends the loop normally: ``end()`` on every hook, then closes the session.
+
+        Raises:
+            RuntimeError: it was closed already (as TensorFlow's).
+        """
         if self._closed:
-            return
+            raise RuntimeError("Session is already closed.")
         self._closed = True
         try:
             call_end(self._end_hooks, self._sess)
@@ -254,7 +258,7 @@ class _MonitoredSessionBase:
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is None or is_end_of_input(exc_type):
-            self.close()
+            self.close()  # closed already in the block: RuntimeError, as TensorFlow
             return exc_type is not None
         self._fail(exc)
         return False

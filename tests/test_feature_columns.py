@@ -43,8 +43,8 @@ def test_raw_inputs():
 @pytest.mark.parametrize("make, error, words", [
     (lambda: feature_columns(), ValueError, ["at least one"]),
     (lambda: feature_columns("drat"), TypeError, ["'drat'", "str"]),
-    (lambda: feature_columns(column_numeric("a"), column_numeric("a")), ValueError,
-     ["Duplicate", "'a'"]),
+    (lambda: feature_columns(column_numeric("a"), column_numeric("a", normalizer_fn=abs)),
+     ValueError, ["Duplicate", "'a'"]),
     (lambda: column_numeric(""), TypeError, ["key"]),
     (lambda: column_numeric(3), TypeError, ["key", "3"]),
     (lambda: column_numeric("a", shape=2), ValueError, ["shape", "2"]),

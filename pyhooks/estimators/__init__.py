@@ -22,6 +22,8 @@ from pyhooks.estimators.feature_columns import (
     column_bucketized,
     column_categorical_with_hash_bucket,
     column_categorical_with_identity,
+    column_categorical_weighted,
+    column_categorical_with_vocabulary_file,
     column_categorical_with_vocabulary_list,
     column_crossed,
     column_embedding,
@@ -31,13 +33,18 @@ from pyhooks.estimators.feature_columns import (
 )
 from pyhooks.estimators.inputs import input_fn
 
-_CANNED = {"dnn_classifier", "dnn_regressor", "evaluate", "linear_classifier",
-           "linear_regressor", "predict", "train", "Estimator"}
+_CANNED = {"dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combined_regressor",
+           "dnn_regressor", "evaluate", "linear_classifier", "linear_regressor", "predict",
+           "train", "Estimator"}
+_CUSTOM = {"CustomEstimator", "EstimatorSpec", "ModeKeys", "RunConfig", "estimator",
+           "estimator_spec", "input_layer", "mode_keys", "run_config"}
 
 __all__ = sorted([
     "column_bucketized",
     "column_categorical_with_hash_bucket",
     "column_categorical_with_identity",
+    "column_categorical_weighted",
+    "column_categorical_with_vocabulary_file",
     "column_categorical_with_vocabulary_list",
     "column_crossed",
     "column_embedding",
@@ -47,12 +54,14 @@ __all__ = sorted([
     "input_fn",
     "load_mtcars",
     *_CANNED,
+    *_CUSTOM,
 ])
 
 
 def __getattr__(name):
-    if name in _CANNED:
-        module = "estimator" if name == "Estimator" else "canned"
+    if name in _CANNED or name in _CUSTOM:
+        module = ("estimator" if name == "Estimator" else
+                  "custom" if name in _CUSTOM else "canned")
         value = getattr(importlib.import_module(f"pyhooks.estimators.{module}"), name)
         globals()[name] = value
         return value

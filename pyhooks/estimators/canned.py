@@ -12,10 +12,16 @@ from __future__ import annotations
 
 from pyhooks.estimators.estimator import Estimator
 from pyhooks.estimators.heads import ClassificationHead, RegressionHead
-from pyhooks.estimators.models import DNNModel, LinearModel, check_optimizer
+from pyhooks.estimators.models import (
+    DNNLinearCombinedModel,
+    DNNModel,
+    LinearModel,
+    check_optimizer,
+)
 
-__all__ = ["dnn_classifier", "dnn_regressor", "evaluate", "linear_classifier",
-           "linear_regressor", "predict", "train"]
+__all__ = ["dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combined_regressor",
+           "dnn_regressor", "evaluate", "linear_classifier", "linear_regressor", "predict",
+           "train"]
 
 
 def linear_regressor(feature_columns, model_dir=None, label_dimension=1, weight_column=None,
@@ -89,6 +95,49 @@ def dnn_classifier(hidden_units, feature_columns, model_dir=None, n_classes=2, w
     return Estimator(DNNModel(hidden_units, feature_columns, activation_fn, dropout),
                      ClassificationHead(n_classes, label_vocabulary), model_dir, weight_column,
                      check_optimizer(optimizer), session_config, seed, "dnn_classifier")
+
+
+def dnn_linear_combined_regressor(linear_feature_columns=None, dnn_feature_columns=None,
+                                  dnn_hidden_units=None, model_dir=None, label_dimension=1,
+                                  weight_column=None, linear_optimizer="Ftrl",
+                                  dnn_optimizer="Adagrad", dnn_activation_fn="relu",
+                                  dnn_dropout=None, linear_sparse_combiner="sum",
+                                  session_config=None, seed=None):
+    """Wide & deep regression: a linear model plus a DNN, as ``tf.estimator.DNNLinearCombinedRegressor``.
+
+    Args:
+        linear_feature_columns: the wide part's columns (categorical ones included).
+        dnn_feature_columns: the deep part's columns (dense only).
+        dnn_hidden_units: the deep part's layer sizes, e.g. ``[10, 10]``.
+        linear_optimizer: 'Ftrl' (default), another name, or an Optimizer, for the wide part.
+        dnn_optimizer: 'Adagrad' (default), another name, or an Optimizer, for the deep part.
+        dnn_activation_fn, dnn_dropout: as ``activation_fn`` and ``dropout`` of
+            :func:`dnn_regressor`.
+
+    Other arguments as :func:`linear_regressor`.
+    """
+    model = DNNLinearCombinedModel(linear_feature_columns, dnn_feature_columns, dnn_hidden_units,
+                                   dnn_activation_fn, dnn_dropout, linear_optimizer,
+                                   dnn_optimizer, linear_sparse_combiner)
+    return Estimator(model, RegressionHead(label_dimension), model_dir, weight_column, None,
+                     session_config, seed, "dnn_linear_combined_regressor")
+
+
+def dnn_linear_combined_classifier(linear_feature_columns=None, dnn_feature_columns=None,
+                                   dnn_hidden_units=None, model_dir=None, n_classes=2,
+                                   weight_column=None, label_vocabulary=None,
+                                   linear_optimizer="Ftrl", dnn_optimizer="Adagrad",
+                                   dnn_activation_fn="relu", dnn_dropout=None,
+                                   linear_sparse_combiner="sum", session_config=None, seed=None):
+    """Wide & deep classification, as ``tf.estimator.DNNLinearCombinedClassifier``.
+
+    Arguments as :func:`dnn_linear_combined_regressor` and :func:`linear_classifier`.
+    """
+    model = DNNLinearCombinedModel(linear_feature_columns, dnn_feature_columns, dnn_hidden_units,
+                                   dnn_activation_fn, dnn_dropout, linear_optimizer,
+                                   dnn_optimizer, linear_sparse_combiner)
+    return Estimator(model, ClassificationHead(n_classes, label_vocabulary), model_dir,
+                     weight_column, None, session_config, seed, "dnn_linear_combined_classifier")
 
 
 def _estimator(object_, verb):

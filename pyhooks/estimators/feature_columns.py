@@ -35,6 +35,8 @@ __all__ = [
     "column_bucketized",
     "column_categorical_with_hash_bucket",
     "column_categorical_with_identity",
+    "column_categorical_weighted",
+    "column_categorical_with_vocabulary_file",
     "column_categorical_with_vocabulary_list",
     "column_crossed",
     "column_embedding",
@@ -316,6 +318,83 @@ class CrossedColumn(_Categorical):
         return [("keys", self.keys), ("hash_bucket_size", self.num_buckets)]
 
 
+class VocabularyFileColumn(VocabularyListColumn):
+    """A vocabulary list read from a file, one value per line (read when the column is made)."""
+
+    def __init__(self, key, vocabulary_file, vocabulary_size=None, num_oov_buckets=0,
+                 default_value=None, dtype="string"):
+        _check_key("key", key)
+        if not isinstance(vocabulary_file, str) or not vocabulary_file:
+            raise TypeError(f"`vocabulary_file` must be a file path, got {vocabulary_file!r}.")
+        try:
+            with open(vocabulary_file, encoding="utf-8") as handle:
+                values = [line.rstrip("\r\n") for line in handle]
+        except OSError as error:
+            raise ValueError(f"`vocabulary_file` {vocabulary_file!r} cannot be read: "
+                             f"{error.strerror}.") from error
+        while values and values[-1] == "":
+            values.pop()
+        if vocabulary_size is not None:
+            vocabulary_size = check_positive("vocabulary_size", vocabulary_size, integer=True)
+            if vocabulary_size > len(values):
+                raise ValueError(f"`vocabulary_size` {vocabulary_size} is more than the "
+                                 f"{len(values)} values of {vocabulary_file!r}.")
+            values = values[:vocabulary_size]
+        want = str(getattr(dtype, "name", dtype))
+        if want not in ("string", "int32", "int64"):
+            raise ValueError(f"`dtype` must be 'string', 'int32' or 'int64', got {dtype!r}.")
+        if want != "string":
+            try:
+                values = [int(v) for v in values]
+            except ValueError:
+                raise ValueError(f"`vocabulary_file` {vocabulary_file!r} must hold whole numbers "
+                                 f"for dtype {want!r}.") from None
+        super().__init__(key, values, None, -1 if default_value is None else default_value,
+                         num_oov_buckets)
+        self.vocabulary_file = vocabulary_file
+
+    def _repr_fields(self):
+        return [("key", self.key), ("vocabulary_file", self.vocabulary_file)]
+
+
+class WeightedCategoricalColumn(_Categorical):
+    """A categorical column whose id of each example counts ``weight_feature_key``'s value times."""
+
+    def __init__(self, categorical_column, weight_feature_key, dtype="float32"):
+        if not isinstance(categorical_column, _Categorical) or isinstance(
+                categorical_column, WeightedCategoricalColumn):
+            raise TypeError("`categorical_column` must be a categorical column (column_categorical_"
+                            f"*), got {categorical_column!r}.")
+        self.categorical_column = categorical_column
+        self.weight_feature_key = _check_key("weight_feature_key", weight_feature_key)
+        if str(getattr(dtype, "name", dtype)) not in ("float32", "float64", "float", "double"):
+            raise ValueError(f"`dtype` must be a float type, got {dtype!r}.")
+        self.num_buckets = categorical_column.num_buckets
+        self.can_miss = getattr(categorical_column, "can_miss", True)
+        self.name = f"{categorical_column.name}_weighted_by_{weight_feature_key}"
+
+    def raw_inputs(self):
+        return [*self.categorical_column.raw_inputs(), (self.weight_feature_key, FLOAT)]
+
+    def ids(self, ctx):
+        return ctx.ids(self.categorical_column)
+
+    def id_weights(self, ctx):
+        """``float32 [batch]``: each example's weight."""
+        return ctx.raw(self.weight_feature_key, FLOAT)
+
+    def _repr_fields(self):
+        return [("categorical_column", self.categorical_column),
+                ("weight_feature_key", self.weight_feature_key)]
+
+
+def _weighted(tf, ctx, column, dense):
+    """``dense`` times the example weights of a weighted categorical column (else as it is)."""
+    if isinstance(column, WeightedCategoricalColumn):
+        return dense * tf.expand_dims(column.id_weights(ctx), 1)
+    return dense
+
+
 class IndicatorColumn(FeatureColumn):
     is_dense = True
 
@@ -332,7 +411,8 @@ class IndicatorColumn(FeatureColumn):
 
     def dense(self, ctx):
         tf = ctx.tf
-        return tf.one_hot(ctx.ids(self.categorical_column), self.dimension, dtype=tf.float32)
+        found = tf.one_hot(ctx.ids(self.categorical_column), self.dimension, dtype=tf.float32)
+        return _weighted(tf, ctx, self.categorical_column, found)
 
     def _repr_fields(self):
         return [("categorical_column", self.categorical_column)]
@@ -372,7 +452,10 @@ class EmbeddingColumn(FeatureColumn):
                              initializer, trainable=self.trainable)
         ids = ctx.ids(self.categorical_column)
         found = tf.nn.embedding_lookup(table, tf.maximum(ids, 0), max_norm=self.max_norm)
-        return found * tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
+        found *= tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
+        if self.combiner == "sum":  # one id: 'mean' and 'sqrtn' divide its weight out again
+            found = _weighted(tf, ctx, self.categorical_column, found)
+        return found
 
     def _repr_fields(self):
         return [("categorical_column", self.categorical_column), ("dimension", self.dimension)]
@@ -384,6 +467,18 @@ def _scope(name):
 
     cleaned = re.sub(r"[^A-Za-z0-9_.\-/]", "_", name)
     return cleaned if cleaned[:1].isalnum() or cleaned[:1] == "." else f"c{cleaned}"
+
+
+def _identity(value):
+    """What makes two feature columns the same column: their type and fields, recursively."""
+    if isinstance(value, FeatureColumn):
+        return (type(value).__name__,
+                tuple((k, _identity(v)) for k, v in sorted(vars(value).items())))
+    if isinstance(value, (list, tuple)):
+        return tuple(_identity(v) for v in value)
+    if callable(value):
+        return ("function", id(value))
+    return repr(value)
 
 
 # --------------------------------------------------------------------------- constructors
@@ -432,6 +527,31 @@ def column_categorical_with_hash_bucket(key, hash_bucket_size, dtype="string"):
     return HashBucketColumn(key, hash_bucket_size, dtype)
 
 
+def column_categorical_with_vocabulary_file(key, vocabulary_file, vocabulary_size=None,
+                                            num_oov_buckets=0, default_value=None,
+                                            dtype="string"):
+    """A categorical column whose vocabulary is the lines of ``vocabulary_file``.
+
+    Args:
+        key: the input column's name.
+        vocabulary_file: a text file, one value per line (read now).
+        vocabulary_size: use only the first this many lines (None: all).
+        num_oov_buckets, default_value: as :func:`column_categorical_with_vocabulary_list`.
+        dtype: 'string', or 'int64' for whole numbers.
+    """
+    return VocabularyFileColumn(key, vocabulary_file, vocabulary_size, num_oov_buckets,
+                                default_value, dtype)
+
+
+def column_categorical_weighted(categorical_column, weight_feature_key, dtype="float32"):
+    """A categorical column whose id of each example has the weight in column ``weight_feature_key``.
+
+    Linear models multiply the id's weight by it; indicator columns give it
+    instead of 1; embeddings with ``combiner='sum'`` scale by it.
+    """
+    return WeightedCategoricalColumn(categorical_column, weight_feature_key, dtype)
+
+
 def column_indicator(categorical_column):
     """The one-hot (dense) form of a categorical column, for DNN models."""
     return IndicatorColumn(categorical_column)
@@ -476,6 +596,9 @@ def feature_columns(*columns):
     add(columns)
     if not flat:
         raise ValueError("feature_columns() needs at least one column.")
+    # the same column given twice is kept once (the last), as tfestimators did
+    keys = [_identity(c) for c in flat]
+    flat = [c for i, c in enumerate(flat) if keys[i] not in keys[i + 1:]]
     names = [c.name for c in flat]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

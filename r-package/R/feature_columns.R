@@ -81,7 +81,7 @@ column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype 
                                                     default_value = -1L, num_oov_buckets = 0L) {
   rlang::check_required(vocabulary_list)
   call <- rlang::current_env()
-  vocabulary_list <- as_py_list(vocabulary_list)
+  vocabulary_list <- as_py_list(vocabulary_list, named = FALSE)
   default_value <- as_py_int(default_value)
   num_oov_buckets <- as_py_int(num_oov_buckets)
   columns_for(list(...), function(key) {
@@ -203,7 +203,7 @@ column_bucketized <- function(source_column, boundaries) {
   rlang::check_required(source_column)
   rlang::check_required(boundaries)
   py_construct("column_bucketized", list(
-    source_column = source_column, boundaries = as_py_list(boundaries)
+    source_column = source_column, boundaries = as_py_list(boundaries, named = FALSE)
   ))
 }
 
@@ -224,7 +224,74 @@ column_crossed <- function(keys, hash_bucket_size, hash_key = NULL) {
   rlang::check_required(keys)
   rlang::check_required(hash_bucket_size)
   py_construct("column_crossed", list(
-    keys = as_py_list(keys), hash_bucket_size = as_py_int(hash_bucket_size),
+    keys = as_py_list(keys, named = FALSE), hash_bucket_size = as_py_int(hash_bucket_size),
     hash_key = hash_key
+  ))
+}
+
+#' A categorical feature column with a vocabulary file
+#'
+#' @param ... One or more column names of the input data.
+#' @param vocabulary_file A text file holding one value per line (read now).
+#' @param vocabulary_size Use only the first this many lines, or `NULL` for
+#'   all.
+#' @param num_oov_buckets Number of extra buckets for values not in the
+#'   vocabulary.
+#' @param default_value The id of values not in the vocabulary (`NULL`: they
+#'   contribute nothing).
+#' @param dtype `"string"`, or `"int64"` for whole numbers.
+#' @returns A feature column, or a list of them for several names.
+#' @family feature columns
+#' @seealso [column_categorical_with_vocabulary_list()]
+#' @export
+#' @examples
+#' \dontrun{
+#' vocabulary <- tempfile()
+#' writeLines(c("4", "6", "8"), vocabulary)
+#' column_categorical_with_vocabulary_file("cyl", vocabulary_file = vocabulary,
+#'                                         dtype = "int64")
+#' }
+column_categorical_with_vocabulary_file <- function(..., vocabulary_file, vocabulary_size = NULL,
+                                                    num_oov_buckets = 0L, default_value = NULL,
+                                                    dtype = "string") {
+  rlang::check_required(vocabulary_file)
+  call <- rlang::current_env()
+  vocabulary_file <- path_arg(vocabulary_file)
+  vocabulary_size <- as_py_int(vocabulary_size)
+  num_oov_buckets <- as_py_int(num_oov_buckets)
+  default_value <- as_py_int(default_value)
+  columns_for(list(...), function(key) {
+    py_construct("column_categorical_with_vocabulary_file", list(
+      key = key, vocabulary_file = vocabulary_file, vocabulary_size = vocabulary_size,
+      num_oov_buckets = num_oov_buckets, default_value = default_value, dtype = dtype
+    ), call = call)
+  }, call)
+}
+
+#' A weighted categorical feature column
+#'
+#' Each example's id counts the value of column `weight_feature_key` times
+#' (instead of once): a linear model multiplies the id's weight by it, an
+#' indicator column gives it instead of 1.
+#'
+#' @param categorical_column A categorical column.
+#' @param weight_feature_key The name of the numeric input column of weights.
+#' @param dtype A float type name.
+#' @returns A feature column.
+#' @family feature columns
+#' @seealso [column_indicator()]
+#' @export
+#' @examples
+#' \dontrun{
+#' column_categorical_weighted(column_categorical_with_identity("gear", num_buckets = 6),
+#'                             weight_feature_key = "wt")
+#' }
+column_categorical_weighted <- function(categorical_column, weight_feature_key,
+                                        dtype = "float32") {
+  rlang::check_required(categorical_column)
+  rlang::check_required(weight_feature_key)
+  py_construct("column_categorical_weighted", list(
+    categorical_column = categorical_column, weight_feature_key = weight_feature_key,
+    dtype = dtype
   ))
 }

@@ -129,7 +129,7 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "predict"), list(
-      input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys),
+      input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys, named = FALSE),
       as_dict = isTRUE(simplify)
     )),
     r_hooks = r_hooks, what = "Prediction", call = call

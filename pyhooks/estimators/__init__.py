@@ -33,11 +33,15 @@ from pyhooks.estimators.feature_columns import (
 )
 from pyhooks.estimators.inputs import input_fn
 
+# The module ``estimator`` is imported now: the function of that name defined
+# below stays the package's attribute (a first import would replace it).
+importlib.import_module("pyhooks.estimators.estimator")
+
 _CANNED = {"dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combined_regressor",
            "dnn_regressor", "evaluate", "linear_classifier", "linear_regressor", "predict",
            "train", "Estimator"}
-_CUSTOM = {"CustomEstimator", "EstimatorSpec", "ModeKeys", "RunConfig", "estimator",
-           "estimator_spec", "input_layer", "mode_keys", "run_config"}
+_CUSTOM = {"CustomEstimator", "EstimatorSpec", "ModeKeys", "RunConfig", "estimator_spec",
+           "input_layer", "mode_keys", "run_config"}
 
 __all__ = sorted([
     "column_bucketized",
@@ -55,7 +59,19 @@ __all__ = sorted([
     "load_mtcars",
     *_CANNED,
     *_CUSTOM,
+    "estimator",
 ])
+
+
+def estimator(model_fn, model_dir=None, config=None, params=None):
+    """A custom estimator whose ``model_fn`` builds the model (see :mod:`pyhooks.estimators.custom`).
+
+    Defined here, after the module ``pyhooks.estimators.estimator`` was imported,
+    so that ``pyhooks.estimators.estimator`` is this function.
+    """
+    from pyhooks.estimators.custom import estimator as make
+
+    return make(model_fn, model_dir, config, params)
 
 
 def __getattr__(name):

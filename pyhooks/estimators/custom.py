@@ -384,12 +384,12 @@ class CustomEstimator(Estimator):
         return feeds
 
     def _call_model_fn(self, features, labels, mode):
-        kwargs = {"features": features, "labels": labels, "mode": mode}
+        kwargs = {}
         if "params" in self._model_fn_args:
             kwargs["params"] = self.params
         if "config" in self._model_fn_args:
             kwargs["config"] = self.config
-        spec = self._model_fn(**kwargs)
+        spec = self._model_fn(features, labels, mode, **kwargs)
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return estimator_spec(...), got {spec!r} "
                             f"({type(spec).__name__}) for mode {mode!r}.")

@@ -49,7 +49,7 @@ parse_input_formula <- function(formula, data, call) {
   unknown <- setdiff(all.vars(formula), c(names(data), "."))
   if (length(unknown)) {
     cli::cli_abort(
-      c("The formula names {.val {unknown}}, not column{?s} of {.arg data}.",
+      c("The formula names {.val {unknown}}, which {?is not a column/are not columns} of {.arg data}.",
         "i" = "The columns are {.val {names(data)}}."),
       class = "pyhooks_error_argument", call = call
     )
@@ -69,6 +69,7 @@ parse_input_formula <- function(formula, data, call) {
 }
 
 select_columns <- function(quo, data, arg, call) {
+  if (rlang::quo_is_null(quo)) return(NULL)
   expr <- rlang::quo_get_expr(quo)
   # a character vector held in a variable, or strings: names as given
   value <- if (!rlang::is_symbol(expr) || !rlang::as_string(expr) %in% names(data)) {

@@ -56,6 +56,7 @@ from pyhooks.estimators.estimator import (
     Estimator,
     _Builder,
 )
+from pyhooks.estimators.config import RunConfig, run_config
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, FeatureColumn
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.hook import SessionRunHook, check_hooks
@@ -78,51 +79,6 @@ _MODE_KEY = {TRAIN: ModeKeys.TRAIN, EVAL: ModeKeys.EVAL, PREDICT: ModeKeys.PREDI
 def mode_keys():
     """``{"TRAIN": "train", "EVAL": "eval", "PREDICT": "infer"}``, R's ``mode_keys()``."""
     return {"TRAIN": ModeKeys.TRAIN, "EVAL": ModeKeys.EVAL, "PREDICT": ModeKeys.PREDICT}
-
-
-# --------------------------------------------------------------------------- run config
-class RunConfig:
-    """Where and how an estimator runs (tf.estimator's ``RunConfig``, the fields that apply).
-
-    Attributes:
-        model_dir: the model directory, or None.
-        tf_random_seed: the graph-level random seed, or None.
-        session_config: a ``tf.compat.v1.ConfigProto``, or None.
-        save_summary_steps: write the loss to TensorBoard event files every this
-            many steps (None or 0: no summaries).
-        log_step_count_steps: write ``global_step/sec`` every this many steps (None: never).
-        keep_checkpoint_max: checkpoints kept in ``model_dir``.
-    """
-
-    def __init__(self, model_dir=None, tf_random_seed=None, session_config=None,
-                 save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5):
-        from pyhooks.timer import check_positive
-
-        if model_dir is not None and not isinstance(model_dir, str):
-            raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
-        self.model_dir = model_dir
-        self.tf_random_seed = check_positive("tf_random_seed", tf_random_seed, integer=True,
-                                             allow_zero=True)
-        self.session_config = session_config
-        self.save_summary_steps = check_positive("save_summary_steps", save_summary_steps,
-                                                 integer=True, allow_zero=True)
-        self.log_step_count_steps = check_positive("log_step_count_steps", log_step_count_steps,
-                                                   integer=True, allow_zero=True)
-        self.keep_checkpoint_max = check_positive("keep_checkpoint_max", keep_checkpoint_max,
-                                                  integer=True, allow_none=False)
-
-    def __repr__(self):
-        return (f"RunConfig(model_dir={self.model_dir!r}, tf_random_seed={self.tf_random_seed!r}, "
-                f"save_summary_steps={self.save_summary_steps!r}, "
-                f"log_step_count_steps={self.log_step_count_steps!r}, "
-                f"keep_checkpoint_max={self.keep_checkpoint_max!r})")
-
-
-def run_config(model_dir=None, tf_random_seed=None, session_config=None, save_summary_steps=100,
-               log_step_count_steps=100, keep_checkpoint_max=5):
-    """A :class:`RunConfig`, for the ``config`` argument of the estimators."""
-    return RunConfig(model_dir, tf_random_seed, session_config, save_summary_steps,
-                     log_step_count_steps, keep_checkpoint_max)
 
 
 # --------------------------------------------------------------------------- estimator_spec
@@ -337,12 +293,8 @@ class CustomEstimator(Estimator):
             raise TypeError(f"`config` must be made by run_config(), got {config!r}.")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"`params` must be a dict (R: a named list), got {params!r}.")
-        config = config or RunConfig()
-        if model_dir is None:
-            model_dir = config.model_dir
-        super().__init__(None, None, model_dir, None, None, config.session_config,
-                         config.tf_random_seed, "estimator")
-        self.config = config
+        super().__init__(None, None, model_dir, None, None, None, None, "estimator",
+                         config=config)
         self.params = dict(params or {})
         self._model_fn = model_fn
         self._model_fn_args = _accepted_args(model_fn)

@@ -319,6 +319,11 @@ class _GraphState:
             else:
                 estimator._build_model_fn(self, tf, mode, batch)
 
+            self.summary_op = None
+            if mode == TRAIN:  # for TensorBoard: the loss and the model's own summaries
+                v1.summary.scalar("loss", self.training_loss)
+                self.summary_op = v1.summary.merge_all()
+                graph.add_to_collection(v1.GraphKeys.SUMMARY_OP, self.summary_op)
             variables = v1.global_variables() if mode == TRAIN else self.model_variables
             self.saver = v1.train.Saver(var_list=variables, max_to_keep=5, allow_empty=True,
                                         save_relative_paths=True)
@@ -484,7 +489,18 @@ class Estimator:
     """
 
     def __init__(self, model, head, model_dir=None, weight_column=None, optimizer="Ftrl",
-                 session_config=None, seed=None, name="Estimator"):
+                 session_config=None, seed=None, name="Estimator", config=None):
+        from pyhooks.estimators.config import RunConfig
+
+        if config is not None and not isinstance(config, RunConfig):
+            raise TypeError(f"`config` must be made by run_config(), got {config!r}.")
+        self.config = config = config or RunConfig()
+        if model_dir is None:
+            model_dir = config.model_dir
+        if session_config is None:
+            session_config = config.session_config
+        if seed is None:
+            seed = config.tf_random_seed
         self._model = model
         self._head = head
         self._optimizer = optimizer
@@ -662,6 +678,11 @@ class Estimator:
                                                          saver=state.saver, listeners=listeners,
                                                          save_graph_def=False))
 
+        if self.config.save_summary_steps:
+            from pyhooks.estimators.tensorboard import EventWriterHook
+
+            extra.append(EventWriterHook(self.model_dir, state.summary_op,
+                                         state.global_step_read, self.config.save_summary_steps))
         state.start_input(feeds, input_fn, training=True)
         try:
             state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
@@ -728,6 +749,9 @@ class Estimator:
         values = state.session.run(state.metric_values)
         results = {key: float(value) for key, value in sorted(values.items())}
         results["global_step"] = state.step()
+        from pyhooks.estimators.tensorboard import write_metrics
+
+        write_metrics(self.model_dir, name, results, results["global_step"])
         return results
 
     def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False):

@@ -187,19 +187,16 @@ dnn_linear_combined_classifier <- function(linear_feature_columns = NULL,
   ), config_args(model_dir, seed, config)), call = rlang::current_env())
 }
 
-# model_dir, seed and session_config of a canned estimator, from its arguments
-# or else from a run_config().
+# model_dir, seed and config of a canned estimator (Python takes what the
+# arguments leave NULL from the run_config()).
 config_args <- function(model_dir, seed, config) {
   if (!is.null(config)) {
     if (!py_class_is(config, "RunConfig")) {
       cli::cli_abort("{.arg config} must be made by {.fn run_config}, not {.obj_type_friendly {config}}.",
                      class = "pyhooks_error_argument", call = rlang::caller_env())
     }
-    model_dir <- model_dir %||% config$model_dir
-    seed <- seed %||% config$tf_random_seed
   }
-  list(model_dir = path_arg(model_dir), seed = as_py_int(seed),
-       session_config = if (!is.null(config)) config$session_config)
+  list(model_dir = path_arg(model_dir), seed = as_py_int(seed), config = config)
 }
 
 #' Boosted trees estimators (not available)

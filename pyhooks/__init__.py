@@ -48,6 +48,7 @@ _LAZY = {
     "dnn_regressor": "pyhooks.estimators",
     "estimator": "pyhooks.estimators",
     "estimator_spec": "pyhooks.estimators",
+    "eval_spec": "pyhooks.estimators",
     "evaluate": "pyhooks.estimators",
     "feature_columns": "pyhooks.estimators",
     "input_fn": "pyhooks.estimators",
@@ -58,6 +59,8 @@ _LAZY = {
     "predict": "pyhooks.estimators",
     "run_config": "pyhooks.estimators",
     "train": "pyhooks.estimators",
+    "train_and_evaluate": "pyhooks.estimators",
+    "train_spec": "pyhooks.estimators",
     # TF2: eager training loops and Keras model.fit
     "EagerSessionCreator": "pyhooks.eager",
     "keras_callback": "pyhooks.keras",

@@ -42,6 +42,7 @@ _CANNED = {"dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combi
            "train", "Estimator"}
 _CUSTOM = {"CustomEstimator", "EstimatorSpec", "ModeKeys", "RunConfig", "estimator_spec",
            "input_layer", "mode_keys", "run_config"}
+_TRAINING = {"EvalSpec", "TrainSpec", "eval_spec", "train_and_evaluate", "train_spec"}
 
 __all__ = sorted([
     "column_bucketized",
@@ -59,6 +60,7 @@ __all__ = sorted([
     "load_mtcars",
     *_CANNED,
     *_CUSTOM,
+    *_TRAINING,
     "estimator",
 ])
 
@@ -75,9 +77,10 @@ def estimator(model_fn, model_dir=None, config=None, params=None):
 
 
 def __getattr__(name):
-    if name in _CANNED or name in _CUSTOM:
+    if name in _CANNED or name in _CUSTOM or name in _TRAINING:
         module = ("estimator" if name == "Estimator" else
-                  "custom" if name in _CUSTOM else "canned")
+                  "custom" if name in _CUSTOM else
+                  "training" if name in _TRAINING else "canned")
         value = getattr(importlib.import_module(f"pyhooks.estimators.{module}"), name)
         globals()[name] = value
         return value

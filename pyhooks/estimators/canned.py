@@ -164,12 +164,15 @@ def train(object, input_fn, steps=None, hooks=None, max_steps=None, saving_liste
                                               saving_listeners=saving_listeners)
 
 
-def evaluate(object, input_fn, steps=None, hooks=None, name=None):  # noqa: A002
+def evaluate(object, input_fn, steps=None, hooks=None, name=None,  # noqa: A002
+             checkpoint_path=None):
     """``object.evaluate(...)``: a dict of metrics."""
-    return _estimator(object, "evaluate").evaluate(input_fn, steps=steps, hooks=hooks, name=name)
+    return _estimator(object, "evaluate").evaluate(input_fn, steps=steps, hooks=hooks, name=name,
+                                                    checkpoint_path=checkpoint_path)
 
 
-def predict(object, input_fn, hooks=None, predict_keys=None, as_dict=False):  # noqa: A002
+def predict(object, input_fn, hooks=None, predict_keys=None, as_dict=False,  # noqa: A002
+            checkpoint_path=None):
     """``object.predict(...)``: a list of per-example dicts (or a dict of arrays)."""
     return _estimator(object, "predict").predict(input_fn, hooks=hooks, predict_keys=predict_keys,
-                                                  as_dict=as_dict)
+                                                  as_dict=as_dict, checkpoint_path=checkpoint_path)

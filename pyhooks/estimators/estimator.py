@@ -419,6 +419,19 @@ class _GraphState:
             self.synced_checkpoint = latest
         self.synced_stamp = stamp
 
+    def restore(self, checkpoint_path):
+        """Restores ``checkpoint_path`` (None: keep the latest); the next call syncs again."""
+        if checkpoint_path is None:
+            return
+        if not isinstance(checkpoint_path, (str, os.PathLike)) or not \
+                os.path.exists(os.fspath(checkpoint_path) + ".index"):
+            raise ValueError(f"`checkpoint_path` {checkpoint_path!r} is not a checkpoint (e.g. "
+                             "latest_checkpoint()).")
+        with self.graph.as_default(), quiet():
+            self.saver.restore(self.session, os.fspath(checkpoint_path))
+        self.synced_checkpoint = os.fspath(checkpoint_path)
+        self.synced_stamp = None  # the next call restores the latest one again
+
     def discard(self):
         """Forgets the session's variables: the next call restores the latest checkpoint.
 
@@ -712,7 +725,7 @@ class Estimator:
         with quiet():
             return state.save(step)
 
-    def evaluate(self, input_fn, steps=None, hooks=None, name=None):
+    def evaluate(self, input_fn, steps=None, hooks=None, name=None, checkpoint_path=None):
         """Evaluates the model (as last saved by ``train()``) on ``input_fn``.
 
         Args:
@@ -720,7 +733,9 @@ class Estimator:
                 ``shuffle`` is True.
             steps: evaluate this many batches (default: until the input is exhausted).
             hooks: a list of hooks run in the evaluation loop.
-            name: a name for this evaluation (accepted for compatibility).
+            name: a name for this evaluation: its TensorBoard metrics go to
+                ``model_dir/eval_<name>`` (``model_dir/eval`` without one).
+            checkpoint_path: evaluate this checkpoint instead of the latest one.
 
         Returns:
             ``{metric: float}``: ``loss`` (mean over batches of the summed batch loss),
@@ -742,6 +757,7 @@ class Estimator:
             raise ValueError("Evaluation would never end: the input repeats forever "
                              "(num_epochs=None) and `steps` is not given.")
         state = self._state(EVAL, feeds)
+        state.restore(checkpoint_path)
         state.session.run(state.metric_reset)
         state.start_input(feeds, input_fn, training=False)
         extra = [] if steps is None else [_StopAfterNRuns(steps)]
@@ -754,7 +770,8 @@ class Estimator:
         write_metrics(self.model_dir, name, results, results["global_step"])
         return results
 
-    def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False):
+    def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False,
+                checkpoint_path=None):
         """Predictions for every example of ``input_fn``, in input order (unless it shuffles).
 
         Args:
@@ -764,6 +781,7 @@ class Estimator:
             predict_keys: a key or list of keys to keep (default: all). Regressors:
                 ``predictions``. Classifiers: ``logits``, ``logistic`` (binary only),
                 ``probabilities``, ``class_ids``, ``classes``.
+            checkpoint_path: predict with this checkpoint instead of the latest one.
             as_dict: False (default): a list with one ``{key: numpy array}`` per example,
                 as ``tf.estimator``'s ``predict`` yields; True: one dict of arrays whose
                 first dimension is the example.
@@ -774,6 +792,7 @@ class Estimator:
         hooks = check_hooks(hooks)
         feeds = self._feeds(input_fn, PREDICT)
         state = self._state(PREDICT, feeds)
+        state.restore(checkpoint_path)
         keys = self._predict_keys(predict_keys, state)
         graph_keys = [k for k in keys if k in state.predictions]
         if "classes" in keys and "class_ids" not in graph_keys:
@@ -831,6 +850,12 @@ class Estimator:
         if path is None:
             raise ValueError(f"No checkpoint in {self.model_dir!r}: train the model first.")
         return tf.train.load_variable(path, name)
+
+    def export_savedmodel(self, export_dir_base, checkpoint_path=None, as_text=False):
+        """A SavedModel of the predictions (see :func:`pyhooks.estimators.export.export_savedmodel`)."""
+        from pyhooks.estimators.export import export_savedmodel
+
+        return export_savedmodel(self, export_dir_base, checkpoint_path, as_text)
 
     def close(self):
         """Closes the estimator's sessions (they are re-created on next use)."""

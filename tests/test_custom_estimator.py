@@ -216,3 +216,14 @@ def test_layers_shapes_and_names():
             layers.dense(flat, 2.5)
         with pytest.raises(ValueError, match="padding"):
             layers.conv2d(x, 2, 3, padding="full")
+
+
+@pytest.mark.parametrize("names", [["wt", "cyl"], ["cyl", "wt"]])
+def test_feature_matrix_keeps_the_input_column_order(data, names):
+    def model_fn(features, labels, mode):
+        matrix = tf.convert_to_tensor(features)
+        return estimator_spec(mode, predictions={"first": matrix[:, 0], "second": matrix[:, 1]})
+
+    got = estimator(model_fn).predict(input_fn(data, names), as_dict=True)
+    np.testing.assert_allclose(got["first"], data[names[0]])
+    np.testing.assert_allclose(got["second"], data[names[1]])

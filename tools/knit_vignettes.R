@@ -27,7 +27,7 @@ expectations <- list(
   coming_from_tfestimators = c(
     "features=\\['drat', 'cyl'\\], response='mpg'",
     "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",
-    "boundaries=\\[3.072, 3.354, 3.818, 4.048\\]",
+    "Training 4/4 \\[=+\\]",
     "mean_losses +total_losses +steps",
     "loss +rmse +global_step",
     "\n[#> ]*1 +[0-9.-]+\n",

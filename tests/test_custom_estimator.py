@@ -227,3 +227,8 @@ def test_feature_matrix_keeps_the_input_column_order(data, names):
     got = estimator(model_fn).predict(input_fn(data, names), as_dict=True)
     np.testing.assert_allclose(got["first"], data[names[0]])
     np.testing.assert_allclose(got["second"], data[names[1]])
+
+
+def test_tf1_contrib_says_it_is_gone():
+    with pytest.raises(AttributeError, match="tf.contrib was removed"):
+        tf1.contrib  # noqa: B018

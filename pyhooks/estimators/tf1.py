@@ -17,6 +17,10 @@ def __getattr__(name):
         return layers
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "contrib":
+        raise AttributeError(
+            "tf.contrib was removed from TensorFlow 2: use tf.layers (dense, dropout, conv2d, "
+            "max_pooling2d, flatten) and tf.train's optimizers (R: tf$layers, tf$train).")
     from pyhooks.estimators._quiet import import_tensorflow
 
     return getattr(import_tensorflow().compat.v1, name)

@@ -161,3 +161,75 @@ test_that("run_config() sets the model directory and seed of estimators", {
   expect_error(linear_regressor(mtcars_columns(), config = list()), "run_config")
   expect_error(run_config(save_summary_steps = -1), "save_summary_steps")
 })
+
+test_that("a convolutional model_fn as tfestimators' layers example, with a logging hook", {
+  skip_if_no_pyhooks()
+  # 8x8 one-channel "images", one column per pixel; the class is whether the
+  # top half is brighter than the bottom half
+  set.seed(2)
+  n <- 64
+  pixels <- matrix(runif(n * 64), n, 64)
+  images <- as.data.frame(pixels)
+  images$label <- as.integer(rowSums(pixels[, 1:32]) > rowSums(pixels[, 33:64]))
+  cnn_model_fn <- function(features, labels, mode, params, config) {
+    input_layer <- tf$reshape(features, c(-1L, 8L, 8L, 1L))
+    conv1 <- tf$layers$conv2d(inputs = input_layer, filters = 4L, kernel_size = c(3L, 3L),
+                              padding = "same", activation = tf$nn$relu)
+    pool1 <- tf$layers$max_pooling2d(inputs = conv1, pool_size = c(2L, 2L), strides = 2L)
+    pool1_flat <- tf$reshape(pool1, c(-1L, 4L * 4L * 4L))
+    dense <- tf$layers$dense(inputs = pool1_flat, units = 16L, activation = tf$nn$relu)
+    dropout <- tf$layers$dropout(inputs = dense, rate = 0.4, training = (mode == "train"))
+    logits <- tf$layers$dense(inputs = dropout, units = 2L)
+    predicted_classes <- tf$argmax(input = logits, axis = 1L, name = "predicted_classes")
+    if (mode == "infer") {
+      return(estimator_spec(mode = mode, predictions = list(
+        classes = predicted_classes,
+        probabilities = tf$nn$softmax(logits, name = "softmax_tensor")
+      )))
+    }
+    onehot_labels <- tf$one_hot(indices = tf$cast(labels, tf$int32), depth = 2L)
+    loss <- tf$losses$softmax_cross_entropy(onehot_labels = onehot_labels, logits = logits)
+    if (mode == "train") {
+      optimizer <- tf$train$GradientDescentOptimizer(learning_rate = 0.001)
+      train_op <- optimizer$minimize(loss = loss, global_step = tf$train$get_global_step())
+      return(estimator_spec(mode = mode, loss = loss, train_op = train_op))
+    }
+    eval_metric_ops <- list(accuracy = tf$metrics$accuracy(
+      labels = labels, predictions = predicted_classes))
+    estimator_spec(mode = mode, loss = loss, eval_metric_ops = eval_metric_ops)
+  }
+  classifier <- estimator(model_fn = cnn_model_fn)
+  input <- input_fn(images, features = -label, response = label, batch_size = 16, epochs = NULL)
+  quiet_train(classifier, input, steps = 4)
+  logged <- character()
+  logging_hook <- hook_logging_tensor(tensors = list(predicted_classes = "predicted_classes"),
+                                      every_n_iter = 2,
+                                      formatter = function(values) {
+                                        logged <<- c(logged, paste(values$predicted_classes,
+                                                                   collapse = ""))
+                                        ""
+                                      })
+  metrics <- suppressMessages(evaluate(classifier, input_fn = input, steps = 4,
+                                       hooks = list(logging_hook)))
+  expect_identical(metrics$global_step, 4L)
+  expect_true("accuracy" %in% names(metrics))
+  expect_length(logged, 2L)
+  expect_match(logged, "^[01]{16}$")
+  expect_error(tf$contrib, "tf.contrib was removed")
+})
+
+test_that("R hooks see a custom estimator's loss in the losses collection", {
+  skip_if_no_pyhooks()
+  seen <- numeric()
+  hook <- session_run_hook(
+    before_run = function(context) {
+      session_run_args(losses = context$session$graph$get_collection("losses"))
+    },
+    after_run = function(context, values) seen <<- c(seen, values$results$losses[[1]])
+  )
+  model <- estimator(abalone_like_model_fn, params = list(learning_rate = 0.001))
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 3,
+                         hooks = list(hook, hook_history_saver(every_n_step = 1)))
+  expect_length(seen, 3L)
+  expect_equal(seen, history$mean_losses, tolerance = 1e-5)
+})

@@ -74,7 +74,15 @@ estimator <- function(model_fn, model_dir = NULL, config = NULL, params = NULL) 
     )
     if (takes("params")) args$params <- r_params
     if (takes("config")) args$config <- config
-    do.call(model_fn, args)
+    mode <- args$mode
+    tryCatch(do.call(model_fn, args), error = function(e) {
+      # a plain condition: a backtrace would format the tensors in the call
+      stop(structure(class = c("pyhooks_model_fn_error", "error", "condition"), list(
+        message = sprintf("The model function failed (mode \"%s\"): %s", mode,
+                          conditionMessage(e)),
+        call = NULL
+      )))
+    })
   }
   r_params <- params
   new_estimator(py_construct("estimator", list(

@@ -147,6 +147,9 @@ test_that("estimator() and estimator_spec() check their arguments", {
   expect_error(predict(estimator(function(features, labels, mode) 1), input_fn(mtcars, "drat")),
                "estimator_spec")
   expect_identical(mode_keys(), list(TRAIN = "train", EVAL = "eval", PREDICT = "infer"))
+  failing <- estimator(function(features, labels, mode) stop("no model here"))
+  expect_error(quiet_train(failing, mtcars_input(), steps = 1),
+               "The model function failed \\(mode \"train\"\\): no model here")
 })
 
 test_that("run_config() sets the model directory and seed of estimators", {

@@ -232,3 +232,27 @@ def test_feature_matrix_keeps_the_input_column_order(data, names):
 def test_tf1_contrib_says_it_is_gone():
     with pytest.raises(AttributeError, match="tf.contrib was removed"):
         tf1.contrib  # noqa: B018
+
+
+def test_matrix_input_column_with_column_numeric_shape(tmp_path):
+    """A row of 16 numbers per example, read by column_numeric(shape=16) and exported."""
+    from pyhooks.estimators import column_numeric as numeric
+    from pyhooks.estimators import linear_classifier
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(200, 16))
+    data = {"x": x, "y": (x[:, :8].sum(1) > x[:, 8:].sum(1)).astype(np.int64)}
+    inp = input_fn(data, "x", "y", batch_size=20)
+    model = linear_classifier(feature_columns(numeric("x", shape=16)), seed=0)
+    model.train(inp, steps=10)
+    assert model.get_variable_value("linear/linear_model/x/weights").shape == (16, 1)
+    logits = model.predict(inp, as_dict=True)["logits"]
+    w = model.get_variable_value("linear/linear_model/x/weights")
+    b = model.get_variable_value("linear/linear_model/bias_weights")
+    np.testing.assert_allclose(logits, x @ w + b, rtol=1e-5, atol=1e-5)
+    serve = tf.saved_model.load(model.export_savedmodel(str(tmp_path))).signatures[
+        "serving_default"]
+    np.testing.assert_allclose(serve(x=tf.constant(x, tf.float32))["logits"].numpy(), logits,
+                               atol=1e-5)
+    with pytest.raises(ValueError, match="holds 16"):
+        linear_classifier(feature_columns(numeric("x"))).train(inp, steps=1)

@@ -257,7 +257,7 @@ def _feature_name(key, kind):
 class _GraphState:
     """One mode's graph, session, input pipeline and the tensors the loop runs."""
 
-    def __init__(self, estimator, mode, signature=None):
+    def __init__(self, estimator, mode, signature=None, feeds=None):
         tf = import_tensorflow()
         self.mode = mode
         self.model_dir = estimator.model_dir
@@ -284,8 +284,10 @@ class _GraphState:
                     self.placeholders[name] = v1.placeholder(
                         tf.as_dtype(dtype), [None, *shape], name=re.sub(r"\W", "_", name))
                 for key, kind in estimator._raw_inputs if signature is None else ():
-                    self.placeholders[_feature_name(key, kind)] = v1.placeholder(
-                        _tf_dtype(tf, kind), [None], name=re.sub(r"\W", "_", key))
+                    name = _feature_name(key, kind)
+                    shape = [None, *feeds[name].shape[1:]] if feeds and name in feeds else [None]
+                    self.placeholders[name] = v1.placeholder(
+                        _tf_dtype(tf, kind), shape, name=re.sub(r"\W", "_", key))
                 if mode != PREDICT and signature is None:
                     self.placeholders[_LABEL] = v1.placeholder(
                         estimator._head.label_dtype(tf), estimator._head.label_shape(),
@@ -555,7 +557,7 @@ class Estimator:
         state = self._states.get(key)
         if state is None:
             with quiet(), native_stderr_filtered():
-                state = self._states[key] = _GraphState(self, mode, signature)
+                state = self._states[key] = _GraphState(self, mode, signature, feeds)
         else:
             state.sync()
         return state
@@ -585,7 +587,14 @@ class Estimator:
                                  f"input's response, not one of its features "
                                  f"({', '.join(input_fn.features)}).")
             values = _convert(key, columns[key], kind, users[0])
+            per_example = int(np.prod(values.shape[1:]))
             for column in users:
+                if column.input_dimension(key) != per_example:
+                    raise ValueError(
+                        f"Feature column {column.name!r} reads {column.input_dimension(key)} "
+                        f"value(s) per example from input column {key!r}, which holds "
+                        f"{per_example}" + (" (give column_numeric() its `shape`)."
+                                            if per_example > 1 else "."))
                 column.check_data(key, values)
             feeds[_feature_name(key, kind)] = values
         if labelled:

@@ -74,7 +74,10 @@ def export_savedmodel(estimator, export_dir_base, checkpoint_path=None, as_text=
             batch, serving = {}, {}
             for key, kind in raw:
                 name = key if keys.count(key) == 1 else f"{key}_{kind}"
-                placeholder = v1.placeholder(_tf_dtype(tf, kind), [None], name=name)
+                width = max(column.input_dimension(key)
+                            for column in estimator._raw_users[(key, kind)])  # noqa: SLF001
+                placeholder = v1.placeholder(_tf_dtype(tf, kind),
+                                             [None] if width == 1 else [None, width], name=name)
                 batch[_feature_name(key, kind)] = serving[name] = placeholder
             _GraphState._build_canned(state, tf, estimator, PREDICT, batch)  # noqa: SLF001
         outputs = dict(state.predictions)

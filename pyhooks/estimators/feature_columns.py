@@ -70,6 +70,10 @@ class FeatureColumn:
         """``[(key, kind)]`` of the raw input columns this column reads."""
         raise NotImplementedError
 
+    def input_dimension(self, key):
+        """How many values per example this column reads from input column ``key`` (1)."""
+        return 1
+
     def check_data(self, key, values):
         """Extra validation of a converted input column (raises ValueError)."""
 
@@ -96,9 +100,10 @@ class NumericColumn(FeatureColumn):
     def __init__(self, key, shape=(1,), default_value=None, dtype="float32", normalizer_fn=None):
         self.key = self.name = _check_key("key", key)
         dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
-        if len(dims) != 1 or check_positive("shape", dims[0], integer=True) != 1:
-            raise ValueError(f"`shape` must be 1 (one value per example), got {shape!r}: "
-                             "input_fn() data has one value per row and column.")
+        if not dims:
+            raise ValueError(f"`shape` must be one or more positive whole numbers, got {shape!r}.")
+        self.shape = tuple(check_positive("shape", d, integer=True, allow_none=False)
+                           for d in dims)
         numeric_type = getattr(dtype, "is_floating", False) or getattr(dtype, "is_integer", False)
         if dtype not in ("float32", "float64", "float", "double", "int32", "int64", None) and \
                 not numeric_type:
@@ -109,20 +114,25 @@ class NumericColumn(FeatureColumn):
             raise TypeError(f"`normalizer_fn` must be a function or None, got {normalizer_fn!r}.")
         self.default_value = default_value
         self.normalizer_fn = normalizer_fn
-        self.dimension = 1
+        self.dimension = math.prod(self.shape)
 
     def raw_inputs(self):
         return [(self.key, FLOAT)]
+
+    def input_dimension(self, key):
+        return self.dimension
 
     def dense(self, ctx):
         tf = ctx.tf
         x = ctx.raw(self.key, FLOAT)
         if self.normalizer_fn is not None:
             x = tf.cast(self.normalizer_fn(x), tf.float32)
-        return tf.reshape(x, [-1, 1])
+        return tf.reshape(x, [-1, self.dimension])
 
     def _repr_fields(self):
-        return [("key", self.key)]
+        if self.dimension == 1:
+            return [("key", self.key)]
+        return [("key", self.key), ("shape", self.shape)]
 
 
 class VocabularyListColumn(_Categorical):
@@ -247,6 +257,9 @@ class BucketizedColumn(_Categorical):
         if not isinstance(source_column, NumericColumn):
             raise TypeError("`source_column` must be a column_numeric(), got "
                             f"{source_column!r}.")
+        if source_column.dimension != 1:
+            raise ValueError("`source_column` must hold one value per example, got shape "
+                             f"{source_column.shape} ({source_column.name!r}).")
         if isinstance(boundaries, numbers.Real):
             boundaries = [boundaries]
         try:
@@ -487,7 +500,8 @@ def column_numeric(key, shape=(1,), default_value=None, dtype="float32", normali
 
     Args:
         key: the input column's name.
-        shape: 1 (input_fn() data holds one value per row and column).
+        shape: values per example: 1, or e.g. 784 (or ``(28, 28)``) for an input
+            column holding a row of 784 numbers per example (a matrix column).
         default_value: accepted for compatibility; input_fn() rejects missing values.
         dtype: a numeric type name.
         normalizer_fn: a function applied to the tensor in the graph, e.g.

@@ -84,9 +84,11 @@ def as_column(name, values):
         raise TypeError(f"Column {name!r} cannot be read as an array: {error}") from error
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
-    if array.ndim != 1:
-        raise ValueError(f"Column {name!r} must be one-dimensional (one value per row), got "
-                         f"shape {array.shape}.")
+    if array.ndim == 2 and array.dtype.kind in "biuf" and array.shape[1] > 1:
+        pass  # a matrix column: a row of numbers per example (column_numeric(shape = d))
+    elif array.ndim != 1:
+        raise ValueError(f"Column {name!r} must be one-dimensional (one value per row) or a "
+                         f"matrix of numbers (one row per example), got shape {array.shape}.")
     kind = array.dtype.kind
     if kind == "f":
         missing = np.isnan(array)

@@ -5,8 +5,10 @@
 #' `batch_size` rows, for `num_epochs` passes.
 #'
 #' @param data A data frame, a matrix with column names, or a named list of
-#'   equal-length vectors (tfestimators' `object =` is accepted too); or a
-#'   formula `response ~ features`, followed by the data.
+#'   equal-length vectors or matrices (a matrix holds a row of numbers per
+#'   example, for `column_numeric(shape = )`; tfestimators' `object =` is
+#'   accepted too); or a formula `response ~ features`, followed by the
+#'   data.
 #' @param features The feature columns: names (`c("drat", "cyl")`), bare
 #'   names (`c(drat, cyl)`), tidyselect helpers (`starts_with("d")`,
 #'   `-mpg`), or a formula `mpg ~ drat + cyl` (`mpg ~ .`: every other
@@ -66,6 +68,9 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
   }
   columns <- lapply(data, function(column) {
     if (is.factor(column)) column <- as.character(column)
+    if (is.matrix(column) && ncol(column) > 1L) { # a row of numbers per example
+      return(lapply(seq_len(nrow(column)), function(i) column[i, ]))
+    }
     if (!is.atomic(column)) return(column)
     column <- as.vector(column)
     # a vector becomes a Python list (a length-one one would become a scalar)

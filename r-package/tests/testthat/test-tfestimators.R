@@ -201,3 +201,29 @@ test_that("model_dir() & co. read the estimator's checkpoints", {
   expect_identical(names(values), variable_names(model))
   expect_error(model_dir(mtcars), "must be an estimator")
 })
+
+test_that("matrix input and column_numeric(shape =), as tfestimators' MNIST example", {
+  skip_if_no_pyhooks()
+  set.seed(3)
+  n <- 120
+  pixels <- matrix(runif(n * 16), n, 16)
+  digits <- list(x = pixels, y = as.integer(rowSums(pixels[, 1:8]) > rowSums(pixels[, 9:16])))
+  classifier <- linear_classifier(
+    feature_columns = feature_columns(column_numeric("x", shape = 16L)),
+    n_classes = 2L
+  )
+  mnist_input_fn <- function(data, ...) {
+    input_fn(data, response = "y", features = "x", batch_size = 20, ...)
+  }
+  quiet_train(classifier, mnist_input_fn(digits), steps = 6)
+  expect_identical(evaluate(classifier, input_fn = mnist_input_fn(digits), steps = 2)$global_step,
+                   6L)
+  predictions <- predict(classifier, input_fn = mnist_input_fn(digits))
+  expect_identical(nrow(predictions), 120L)
+  classes <- vapply(1:5, function(i) predictions$classes[[i]], character(1))
+  expect_true(all(classes %in% c("0", "1")))
+  weights <- variable_value(classifier, "linear/linear_model/x/weights")
+  expect_identical(dim(weights), c(16L, 1L))
+  expect_error(quiet_train(linear_classifier(feature_columns(column_numeric("x"))),
+                           mnist_input_fn(digits), steps = 1), "holds 16")
+})

@@ -227,3 +227,29 @@ test_that("matrix input and column_numeric(shape =), as tfestimators' MNIST exam
   expect_error(quiet_train(linear_classifier(feature_columns(column_numeric("x"))),
                            mnist_input_fn(digits), steps = 1), "holds 16")
 })
+
+test_that("nested lists are sequences, as in tfestimators' input function article", {
+  skip_if_no_pyhooks()
+  input <- input_fn(
+    object = list(
+      inputs = list(list(list(1), list(2), list(3)), list(list(4), list(5), list(6))),
+      output = list(list(1, 2, 3), list(4, 5, 6))
+    ),
+    features = "inputs",
+    response = "output"
+  )
+  seen <- new.env()
+  model_fn <- function(features, labels, mode) {
+    seen$features <- unlist(features$inputs$shape$as_list())
+    seen$labels <- unlist(labels$shape$as_list())
+    estimator_spec(mode, predictions = list(
+      total = tf$reduce_sum(features$inputs, axis = list(1L, 2L)),
+      last = tf$reshape(tf$gather(features$inputs, 2L, axis = 1L), list(-1L))
+    ))
+  }
+  predictions <- predict(estimator(model_fn), input)
+  expect_identical(seen$features, c(3L, 1L))  # [batch, 3 steps, 1 value]
+  expect_identical(seen$labels, 3L)
+  expect_equal(predictions$total, c(6, 15))
+  expect_equal(predictions$last, c(3, 6))
+})

@@ -1,7 +1,11 @@
 """Canned estimators, feature columns and ``input_fn`` on TensorFlow 2.21 (no ``tf.estimator``).
 
-Column constructors and ``input_fn()`` import no TensorFlow; the estimators
-import it (quietly) when they first build a graph.
+Canned models (linear, DNN, wide & deep ``dnn_linear_combined_*``), custom
+estimators (``estimator(model_fn)`` with ``estimator_spec()``, see
+:mod:`pyhooks.estimators.custom`), ``train_and_evaluate()``, SavedModel export
+and TensorBoard event files in ``model_dir``. Column constructors and
+``input_fn()`` import no TensorFlow; the estimators import it (quietly) when
+they first build a graph.
 
 Example:
     >>> from pyhooks.estimators import *

@@ -300,8 +300,7 @@ class CustomEstimator(Estimator):
         self._model_fn_args = _accepted_args(model_fn)
 
     def __repr__(self):
-        name = getattr(self._model_fn, "__name__", "model_fn")
-        return f"<pyhooks estimator: model_fn {name}, model_dir={self.model_dir!r}>"
+        return f"<pyhooks estimator (custom model_fn): model_dir={self.model_dir!r}>"
 
     def _signature(self, mode, feeds):
         return tuple((name, _kind(array), tuple(array.shape[1:])) for name, array in feeds.items())

@@ -23,7 +23,21 @@ expectations <- list(
   ),
   getting_started = c("mean_losses +total_losses +steps", "average_loss", "predictions"),
   custom_hooks = c("Running step", "after_error", "stop"),
-  python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]")
+  python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]"),
+  coming_from_tfestimators = c(
+    "features=\\['drat', 'cyl'\\], response='mpg'",
+    "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",
+    "Training 4/4 \\[=+\\]",
+    "mean_losses +total_losses +steps",
+    "loss +rmse +global_step",
+    "\n[#> ]*1 +[0-9.-]+\n",
+    "accuracy +auc",
+    "model.ckpt-4",
+    "dnn/logits/bias",
+    "event files: [1-9][0-9]* while training, [1-9][0-9]* after evaluate\\(\\)",
+    "tensorboard --logdir",
+    "went with `tf.estimator`"
+  )
 )
 
 failures <- character()

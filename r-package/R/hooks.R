@@ -246,7 +246,10 @@ hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
 #'   `summary_writer`).
 #' @param summary_writer A summary writer, or `NULL`.
 #' @param scaffold A `Scaffold` to get the summary op from, or `NULL`.
-#' @param summary_op The summary op (or a list of them), or `NULL`.
+#' @param summary_op The summary op (or a list of them), or `NULL`. With
+#'   neither `scaffold` nor `summary_op`, the estimator's summaries are
+#'   saved: the training `loss`, and the `tf$summary$...()` ops of a custom
+#'   estimator's model function.
 #' @returns A hook (a Python `SummarySaverHook`) for [train()].
 #' @family hooks
 #' @seealso [train()], [hook_checkpoint_saver()]
@@ -257,6 +260,10 @@ hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
 #' }
 hook_summary_saver <- function(save_steps = NULL, save_secs = NULL, output_dir = NULL,
                                summary_writer = NULL, scaffold = NULL, summary_op = NULL) {
+  if (is.null(scaffold) && is.null(summary_op)) { # the estimator's loss and model summaries
+    py_pyhooks()
+    scaffold <- reticulate::import("pyhooks.estimators.tensorboard")$GraphSummaries()
+  }
   py_construct("SummarySaverHook", list(
     save_steps = as_py_int(save_steps),
     save_secs = save_secs,

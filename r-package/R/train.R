@@ -79,8 +79,11 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
 #' @rdname train
 #' @param name Name of the evaluation (a suffix of its output directory), or
 #'   `NULL`.
+#' @param checkpoint_path Evaluate or predict with this checkpoint (e.g. from
+#'   [latest_checkpoint()]) instead of the latest one, or `NULL`.
 #' @returns `evaluate()`: a one-row data frame of the metrics (e.g. `loss`,
-#'   `average_loss`, `global_step`).
+#'   `average_loss`, `global_step`; see [metric_keys()]), or a named list of
+#'   them if `simplify` is `FALSE`.
 #' @export
 evaluate <- function(object, ...) {
   UseMethod("evaluate")
@@ -89,7 +92,8 @@ evaluate <- function(object, ...) {
 #' @rdname train
 #' @export
 evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL,
-                                       name = NULL, ...) {
+                                       name = NULL, checkpoint_path = NULL, simplify = TRUE,
+                                       ...) {
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
@@ -99,11 +103,13 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "evaluate"), list(
-      input_fn = input_fn, steps = as_py_int(steps), hooks = hooks, name = name
+      input_fn = input_fn, steps = as_py_int(steps), hooks = hooks, name = name,
+      checkpoint_path = path_arg(checkpoint_path)
     )),
     r_hooks = r_hooks, what = "Evaluation", call = call
   )
   metrics <- lapply(restore_arrays(result), function(v) if (is.list(v)) unlist(v) else v)
+  if (!isTRUE(simplify)) return(metrics)
   as.data.frame(metrics, optional = TRUE, stringsAsFactors = FALSE)
 }
 
@@ -114,13 +120,14 @@ stats::predict
 #' @rdname train
 #' @param predict_keys Names of the predictions to return (e.g.
 #'   `"predictions"`, `"probabilities"`), or `NULL` for all.
-#' @param simplify `TRUE` to return a data frame with one row per example
-#'   (a matrix column for vector-valued keys such as `probabilities`),
-#'   `FALSE` for a list with one named list per example.
+#' @param simplify `predict()`: `TRUE` to return a data frame with one row
+#'   per example (a matrix column for vector-valued keys such as
+#'   `probabilities`), `FALSE` for a list with one named list per example.
+#'   `evaluate()`: `TRUE` for a data frame, `FALSE` for a named list.
 #' @returns `predict()`: the predictions, see `simplify`.
 #' @export
 predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hooks = NULL,
-                                      simplify = TRUE, ...) {
+                                      simplify = TRUE, checkpoint_path = NULL, ...) {
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
@@ -129,8 +136,8 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "predict"), list(
-      input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys),
-      as_dict = isTRUE(simplify)
+      input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys, named = FALSE),
+      as_dict = isTRUE(simplify), checkpoint_path = path_arg(checkpoint_path)
     )),
     r_hooks = r_hooks, what = "Prediction", call = call
   )

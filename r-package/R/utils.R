@@ -49,11 +49,15 @@ check_input_fn <- function(input_fn, call = rlang::caller_env()) {
 }
 
 # A vector for a Python list argument: always a list, even of length one.
-as_py_list <- function(x, int = FALSE, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+# `named = FALSE` for lists of values: names (e.g. the "20%" of quantile())
+# would make a Python dict.
+as_py_list <- function(x, int = FALSE, named = TRUE, arg = rlang::caller_arg(x),
+                       call = rlang::caller_env()) {
   if (is.null(x) || inherits(x, "python.builtin.object")) return(x)
   if (int) x <- as_py_int(x, arg = arg, call = call)
   check_not_na(x, arg, call)
   if (is.factor(x)) x <- as.character(x)
+  if (!named) x <- unname(x)
   if (is.list(x)) return(x)
   out <- as.list(x)
   names(out) <- names(x)

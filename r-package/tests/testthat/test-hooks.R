@@ -201,7 +201,10 @@ test_that("hook_summary_saver() writes event files", {
   expect_s3_class(hook, "pyhooks.hooks.summary_saver.SummarySaverHook")
   quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
   expect_true(any(grepl("tfevents", list.files(dir))))
-  expect_error(hook_summary_saver(save_steps = 1, output_dir = dir),
+  # without a summary op it saves the estimator's (test-tensorboard.R); both are an error
+  expect_error(hook_summary_saver(save_steps = 1, output_dir = dir,
+                                  scaffold = tf$compat$v1$train$Scaffold(),
+                                  summary_op = tf$constant("x")),
                "Exactly one of scaffold or summary_op must be provided")
 })
 

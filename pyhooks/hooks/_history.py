@@ -2,11 +2,47 @@
 
 from __future__ import annotations
 
+import csv
 import math
+import os
 
-__all__ = ["BASE_COLUMNS", "History"]
+__all__ = ["BASE_COLUMNS", "RUN_COLUMN", "History", "open_csv"]
 
 BASE_COLUMNS = ("mean_losses", "total_losses", "steps")
+RUN_COLUMN = "run"  # CSV files only: which run appended the row (1, 2, ...)
+
+
+def open_csv(path, columns):
+    """``(file, run)``: ``path`` opened to append rows of ``columns`` and the run's number.
+
+    A new or empty file gets the header ``columns + ["run"]`` and run 1; an
+    existing one must have that header, and the run is one more than its last.
+
+    Raises:
+        ValueError: the file has another header (written by other code, or
+            with other metrics).
+    """
+    header = [*columns, RUN_COLUMN]
+    run = 1
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    stream = open(path, "a+", newline="", encoding="utf-8")  # noqa: SIM115
+    try:
+        stream.seek(0)
+        rows = csv.reader(stream)
+        found = next(rows, None)
+        if found is not None and found != header:
+            raise ValueError(f"History file {path!r} has the columns {found}, not {header}: "
+                             "give another `path` (or move that file away).")
+        for row in rows:
+            if row and row[-1].isdigit():
+                run = max(run, int(row[-1]) + 1)
+        stream.seek(0, os.SEEK_END)
+        if found is None:
+            csv.writer(stream).writerow(header)
+    except BaseException:
+        stream.close()
+        raise
+    return stream, run
 
 
 def _r_format(values):

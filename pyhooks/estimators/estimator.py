@@ -436,10 +436,19 @@ class _GraphState:
         self.session.run(self.init_shuffled if shuffle else self.init_plain, feed)
 
     def save(self, step):
+        import tensorflow as tf
+
         path = os.path.join(self.model_dir, "model.ckpt")
         with self.graph.as_default():
-            self.synced_checkpoint = self.saver.save(self.session, path, global_step=step,
-                                                     write_meta_graph=False)
+            try:
+                self.synced_checkpoint = self.saver.save(self.session, path, global_step=step,
+                                                         write_meta_graph=False)
+            except (tf.errors.OpError, OSError) as error:
+                found = _model_dir.disk_error(f"the checkpoint of step {step}", self.model_dir,
+                                              error)
+                if found is None:
+                    raise
+                raise found from error
         self.synced_stamp = self._index_stamp()
         return self.synced_checkpoint
 

@@ -97,7 +97,9 @@ class NumericColumn(FeatureColumn):
         if len(dims) != 1 or check_positive("shape", dims[0], integer=True) != 1:
             raise ValueError(f"`shape` must be 1 (one value per example), got {shape!r}: "
                              "input_fn() data has one value per row and column.")
-        numeric_type = getattr(dtype, "is_floating", False) or getattr(dtype, "is_integer", False)
+        # a tf.DType's flags are booleans (a float's is_integer is a method: not a dtype)
+        numeric_type = (getattr(dtype, "is_floating", False) is True
+                        or getattr(dtype, "is_integer", False) is True)
         if dtype not in ("float32", "float64", "float", "double", "int32", "int64", None) and \
                 not numeric_type:
             raise ValueError(f"`dtype` must be a numeric type, got {dtype!r}.")
@@ -301,6 +303,11 @@ class CrossedColumn(_Categorical):
             found.extend([(key, STR_OR_INT)] if isinstance(key, str) else key.raw_inputs())
         return found
 
+    def check_data(self, key, values):
+        for column in self.keys:
+            if not isinstance(column, str) and key in (k for k, _ in column.raw_inputs()):
+                column.check_data(key, values)
+
     def ids(self, ctx):
         tf = ctx.tf
         parts = []
@@ -329,6 +336,9 @@ class IndicatorColumn(FeatureColumn):
 
     def raw_inputs(self):
         return self.categorical_column.raw_inputs()
+
+    def check_data(self, key, values):
+        self.categorical_column.check_data(key, values)
 
     def dense(self, ctx):
         tf = ctx.tf
@@ -362,6 +372,9 @@ class EmbeddingColumn(FeatureColumn):
 
     def raw_inputs(self):
         return self.categorical_column.raw_inputs()
+
+    def check_data(self, key, values):
+        self.categorical_column.check_data(key, values)
 
     def dense(self, ctx):
         tf = ctx.tf

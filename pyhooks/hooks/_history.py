@@ -17,6 +17,7 @@ def open_csv(path, columns):
 
     A new or empty file gets the header ``columns + ["run"]`` and run 1; an
     existing one must have that header, and the run is one more than its last.
+    A last line cut short (a full disk, a killed process) is dropped.
 
     Raises:
         ValueError: the file has another header (written by other code, or
@@ -25,6 +26,12 @@ def open_csv(path, columns):
     header = [*columns, RUN_COLUMN]
     run = 1
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "ab+") as raw:
+        if raw.seek(0, os.SEEK_END):
+            raw.seek(0)
+            data = raw.read()
+            if not data.endswith(b"\n"):
+                raw.truncate(data.rfind(b"\n") + 1)
     stream = open(path, "a+", newline="", encoding="utf-8")  # noqa: SIM115
     try:
         stream.seek(0)

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import glob
 import os
@@ -25,8 +26,9 @@ import socket
 
 from pyhooks.errors import PyhooksError
 
-__all__ = ["CheckpointError", "ModelDirLockedError", "TrainingLock", "checkpoint_files_error",
-           "latest_checkpoint", "recover_saver", "remove_partial_saves"]
+__all__ = ["CheckpointError", "DiskWriteError", "ModelDirLockedError", "TrainingLock",
+           "checkpoint_files_error", "disk_error", "latest_checkpoint", "recover_saver",
+           "remove_partial_saves"]
 
 LOCK_NAME = ".pyhooks-train.lock"
 # What interrupted saves leave: TensorFlow's bundle writer (`<file>.tempstate<n>`), a
@@ -38,6 +40,35 @@ _PARTIAL_DIR = re.compile(r".*_temp(_[0-9a-f]{32})?$")
 
 class CheckpointError(PyhooksError, ValueError):
     """A model directory's checkpoints cannot be read (damaged, missing or garbage files)."""
+
+
+class DiskWriteError(PyhooksError, OSError):
+    """A file could not be written: the disk is full, read-only, or a size limit was reached."""
+
+
+# The causes told apart, as the C library spells them (TensorFlow puts them in its messages).
+_DISK_CAUSES = {errno_: os.strerror(errno_) for errno_ in (
+    errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EIO, errno.EPERM)}
+_HINTS = {errno.ENOSPC: "the disk is full", errno.EFBIG: "a file size limit was reached",
+          errno.EDQUOT: "the disk quota is used up", errno.EROFS: "the disk is read-only"}
+
+
+def disk_error(what, path, error):
+    """A one-line :class:`DiskWriteError` for ``error`` while writing ``what`` to ``path``.
+
+    Returns None unless ``error`` (an ``OSError`` or a TensorFlow error) is
+    about the disk (full, read-only, no permission, a size limit, I/O).
+    """
+    code = getattr(error, "errno", None) if isinstance(error, OSError) else None
+    if code not in _DISK_CAUSES:
+        text = str(error)
+        code = next((c for c, cause in _DISK_CAUSES.items() if cause in text), None)
+        if code is None:
+            return None
+    hint = f" ({_HINTS[code]})" if code in _HINTS else ""
+    found = DiskWriteError(f"Could not write {what} to {path!r}: {_DISK_CAUSES[code]}{hint}.")
+    found.errno = code  # str() stays the message alone: path and cause first
+    return found
 
 
 class ModelDirLockedError(PyhooksError, RuntimeError):

@@ -12,6 +12,7 @@ from pyhooks.hook import SessionRunArgs, SessionRunHook, returns_attribute
 from pyhooks.hooks._common import deferred, global_step_read, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
+from pyhooks.hooks._model_dir import disk_error
 from pyhooks.timer import check_positive
 
 __all__ = ["History", "HistorySaverHook"]
@@ -124,11 +125,17 @@ class HistorySaverHook(SessionRunHook):
             row += tuple(map(_number, results[2:]))
         self._history.append_values(row)
         if self._path is not None:
-            if self._file is None:
-                self._file, self._run = open_csv(self._path, self._history.columns)
-                self._csv = csv.writer(self._file)
-            self._csv.writerow((*row, self._run))
-            self._file.flush()
+            try:
+                if self._file is None:
+                    self._file, self._run = open_csv(self._path, self._history.columns)
+                    self._csv = csv.writer(self._file)
+                self._csv.writerow((*row, self._run))
+                self._file.flush()
+            except OSError as error:
+                found = disk_error(f"the history row of step {row[2]}", self._path, error)
+                if found is None:
+                    raise
+                raise found from error
 
     def end(self, session):
         self._finish()

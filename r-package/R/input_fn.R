@@ -45,6 +45,7 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
       class = "pyhooks_error_argument", call = call
     )
   }
+  check_no_missing(data, c(features, response), call)
   columns <- lapply(data, function(column) {
     if (is.factor(column)) column <- as.character(column)
     if (!is.atomic(column)) return(column)
@@ -87,4 +88,25 @@ input_fn.matrix <- function(data, features, response = NULL, batch_size = 128L,
                    features = features, response = response, batch_size = batch_size,
                    shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
                    num_threads = num_threads, seed = seed, ...)
+}
+
+# An R error for a missing value (NA, or NaN) in a feature or response column,
+# naming the column and the R row of the first one. Reticulate would send an
+# integer NA as -2147483648, a logical NA as TRUE and a character NA as "NA".
+check_no_missing <- function(data, names, call = rlang::caller_env()) {
+  if (!is.character(names)) return(invisible()) # Python names what is wrong with them
+  for (name in intersect(unique(names), names(data))) {
+    column <- data[[name]]
+    if (!is.atomic(column) && !is.factor(column)) next
+    missing <- which(is.na(column))
+    if (!length(missing)) next
+    cli::cli_abort(
+      c(
+        "Column {.val {name}} has {length(missing)} missing value{?s} ({.code NA}), first in row {missing[[1L]]}.",
+        "i" = "Remove or impute them before {.fn input_fn}, e.g. with {.code na.omit(data)}."
+      ),
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  invisible()
 }

@@ -124,6 +124,10 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
+  if (!rlang::is_bool(simplify)) {
+    cli::cli_abort("{.arg simplify} must be {.code TRUE} or {.code FALSE}, not {.obj_type_friendly {simplify}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
   check_input_fn(input_fn, call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)

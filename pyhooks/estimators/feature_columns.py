@@ -204,7 +204,7 @@ class IdentityColumn(_Categorical):
                 first = values[bad][0]
                 raise ValueError(
                     f"Column {key!r}: column_categorical_with_identity(num_buckets="
-                    f"{self.num_buckets}) needs values in [0, {self.num_buckets}), got {first!r} "
+                    f"{self.num_buckets}) needs values in [0, {self.num_buckets}), got {first.item()!r} "
                     f"({int(bad.sum())} value(s) out of range). Give `default_value` to map "
                     "them to a bucket.")
 

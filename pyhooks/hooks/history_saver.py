@@ -132,6 +132,12 @@ class HistorySaverHook(SessionRunHook):
                 self._csv.writerow((*row, self._run))
                 self._file.flush()
             except OSError as error:
+                file, self._file = self._file, None
+                if file is not None:
+                    try:  # the rows it could not flush are this same failure
+                        file.close()
+                    except OSError:
+                        pass
                 found = disk_error(f"the history row of step {row[2]}", self._path, error)
                 if found is None:
                     raise

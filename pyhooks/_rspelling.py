@@ -27,7 +27,7 @@ _TYPES = {"NoneType": "NULL", "bool": "logical", "int": "integer", "float": "dou
 _TOKEN = re.compile(
     r"(?P<word>(?<![\w.])(?:None|True|False|-?inf|nan)(?![\w(]))"
     r"|(?P<type>\((?:NoneType|bool|int|float|str|dict|tuple|list)\))"
-    r"|(?P<float>(?<![\w.])-?\d+\.\d+(?:e[+-]\d+)?(?![\w.]))")
+    r"|(?P<float>(?<![\w.])-?\d+\.\d+(?:e[+-]\d+)?(?![\w]|\.\d))")
 _SYNTACTIC = re.compile(r"^(?:[A-Za-z]|\.(?![0-9]))[A-Za-z0-9._]*$")
 _OPEN = {"[": "]", "{": "}", "(": ")"}
 

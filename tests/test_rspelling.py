@@ -16,6 +16,7 @@ from pyhooks._rspelling import r_spelling, r_value
      'got list("a", 1) and list(`my key` = NULL, b = c(TRUE))'),
     ("got 10000000000.0, 100000.0, 123456.0, 1e-05, 2.5, nan, inf and -inf",
      "got 1e+10, 1e+05, 123456, 1e-05, 2.5, NaN, Inf and -Inf"),
+    ("must be positive, got 0.0.", "must be positive, got 0."),
     ("got 3 (int), 2.5 (float), 'x' (str), True (bool)",
      'got 3 (integer), 2.5 (double), "x" (character), TRUE (logical)'),
     # code in backticks, words, indexes and apostrophes stay as they are

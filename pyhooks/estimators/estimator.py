@@ -618,9 +618,9 @@ class Estimator:
         Args:
             input_fn: an :func:`input_fn` with a ``response``.
             steps: train this many more steps (or until the input is exhausted).
-            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook`` is
-                always added; a ``HistorySaverHook`` and a ``ProgressBarHook`` too,
-                unless ``hooks`` has one of that kind (a caller's ``ProgressBarHook``
+            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook``, a
+                ``HistorySaverHook`` and a ``ProgressBarHook`` are added unless
+                ``hooks`` has one of that kind (a caller's ``ProgressBarHook``
                 whose ``total`` is None gets the number of steps).
             max_steps: train until the global step reaches this (exclusive with ``steps``).
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
@@ -630,9 +630,20 @@ class Estimator:
         Returns:
             the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
 
+        Only one ``train()`` at a time may write to ``model_dir`` (a ``flock`` on
+        ``model_dir/.pyhooks-train.lock``, freed when the process ends however it
+        ends). At the start, the temporary files of a save that a crash
+        interrupted are removed. When a hook's ``end()`` fails, the steps done are
+        kept (saved in a checkpoint) and the error is raised.
+
         Raises:
             ValueError: both ``steps`` and ``max_steps``, non-positive steps, or
                 input that repeats forever with neither.
+            pyhooks.hooks._model_dir.ModelDirLockedError: another process or loop
+                trains into ``model_dir``; RuntimeError: called from a hook of this
+                estimator's own ``train()``.
+            pyhooks.hooks._model_dir.CheckpointError: a damaged checkpoint, or a
+                garbage or dangling ``checkpoint`` index.
         """
         from pyhooks import hooks as builtin
 

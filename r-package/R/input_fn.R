@@ -5,7 +5,9 @@
 #' `batch_size` rows, for `num_epochs` passes.
 #'
 #' @param data A data frame, a matrix with column names, or a named list of
-#'   equal-length vectors.
+#'   equal-length vectors. The feature and response columns must not hold
+#'   `NA` (an error names the column and the row): remove or impute them
+#'   first, e.g. with `na.omit()`.
 #' @param features Names of the feature columns.
 #' @param response Name of the response column, or `NULL` (for
 #'   [predict()]).
@@ -13,7 +15,8 @@
 #' @param shuffle `"auto"` (shuffle when training), `TRUE` or `FALSE`.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever
 #'   (then give `steps` to [train()]).
-#' @param queue_capacity Size of the shuffle buffer (rows).
+#' @param queue_capacity Size of the shuffle buffer (rows); a buffer larger
+#'   than the data shuffles as one of the data's size.
 #' @param num_threads Accepted for compatibility.
 #' @param seed The shuffling seed, or `NULL`.
 #' @param ... Not used; must be empty.

@@ -4,7 +4,16 @@
 #' the input is exhausted, or a hook requests a stop) with the given hooks,
 #' and returns the training history invisibly. Unless `hooks` has one of
 #' their kind, a [hook_progress_bar()] (writing to the R console) and a
-#' [hook_history_saver()] are added; the loss is always watched for NaN.
+#' [hook_history_saver()] are added; the loss is watched for NaN (by
+#' the caller's [hook_nan_tensor()] if `hooks` has one, else by one that
+#' fails the run).
+#'
+#' One `train()` at a time may write to a `model_dir`: another process (or
+#' another model in this session) training into it gets an error until the
+#' first one ends or dies. At its start `train()` removes the temporary
+#' files of a save that a crash interrupted; a damaged or missing checkpoint
+#' that `model_dir`'s `checkpoint` file names is an error naming the file,
+#' never a silent restart from step 0.
 #'
 #' When training fails (an error in a hook, a NaN loss) or is interrupted,
 #' the condition signalled carries what was recorded up to then in its

@@ -6,8 +6,10 @@ own errors derive from them) whose message names the argument. Accepting
 the value (silence) or any other exception (an obscure failure) fails.
 """
 
+import atexit
 import math
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -47,6 +49,8 @@ PATH = st.one_of(st.integers(), st.floats(), st.booleans(), OTHER.filter(
 NAME = st.one_of(st.integers(), st.floats(), st.booleans(), OTHER, st.just(""))
 
 TMP = tempfile.gettempdir()
+EMPTY = tempfile.mkdtemp(prefix="pyhooks_property_cwd_")
+atexit.register(shutil.rmtree, EMPTY, ignore_errors=True)
 COLUMN = column_numeric("x")
 
 # (constructor, base keyword arguments, argument, strategy of bad values)
@@ -125,13 +129,14 @@ def case_id(case):
 @given(data=st.data())
 def test_bad_values_are_refused_naming_the_argument(make, base, argument, bad, data):
     value = data.draw(bad, label=argument)
-    before = set(os.listdir(TMP)) if argument in ("model_dir", "output_dir") else None
+    here = os.getcwd()
+    os.chdir(EMPTY)  # a directory named after garbage ("1.0", "True") would appear here
     try:
         made = make(**base, **{argument: value})
     except (TypeError, ValueError) as error:
         assert argument in str(error), f"{type(error).__name__}: {error}"
-        if before is not None:  # no directory named after garbage
-            assert set(os.listdir(TMP)) - before <= {d for d in os.listdir(TMP)
-                                                      if d.startswith("pyhooks_model_")}
+        assert os.listdir(EMPTY) == []
         return
+    finally:
+        os.chdir(here)
     pytest.fail(f"{case_id((make, base, argument))}={value!r} was accepted: {made!r}")

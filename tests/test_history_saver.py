@@ -129,6 +129,17 @@ def test_csv_header_written_once_across_runs_and_each_run_numbered(tmp_path):
         "mean_losses,total_losses,steps,run", "7.5,30.0,1,1", "7.5,30.0,1,2", "7.5,30.0,1,3"]
 
 
+def test_a_row_cut_short_is_dropped_before_the_next_run_appends(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("mean_losses,total_losses,steps,run\r\n7.5,30.0,1,4\r\n7.5,30")  # a full disk
+    train(regression_graph(), [HistorySaverHook(every_n_step=1, path=path)], steps=1)
+    assert path.read_text().splitlines() == [
+        "mean_losses,total_losses,steps,run", "7.5,30.0,1,4", "7.5,30.0,1,5"]
+    path.write_text("mean_l")  # even the header
+    train(regression_graph(), [HistorySaverHook(every_n_step=1, path=path)], steps=1)
+    assert path.read_text().splitlines() == ["mean_losses,total_losses,steps,run", "7.5,30.0,1,1"]
+
+
 def test_csv_of_other_columns_is_refused_and_left_alone(tmp_path):
     path = tmp_path / "h.csv"
     path.write_text("a,b\n1,2\n")

@@ -211,7 +211,13 @@ class TrainingLock:
         self._fd = None
 
     def acquire(self):
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            found = disk_error("the training lock", self.path, error)
+            if found is None:
+                raise
+            raise found from error
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -115,6 +115,16 @@ def test_a_garbage_or_dangling_index_is_an_error_not_a_restart_from_0(tmp_path, 
         model(tmp_path).latest_checkpoint()
 
 
+def test_a_moved_model_dir_whose_index_has_absolute_paths_resumes(tmp_path, data):
+    trained(tmp_path / "old", data)
+    index = (tmp_path / "old" / "checkpoint").read_text()
+    (tmp_path / "old" / "checkpoint").write_text(  # as TensorFlow writes absolute paths
+        index.replace('"model.ckpt', f'"{tmp_path / "old"}/model.ckpt'))
+    os.rename(tmp_path / "old", tmp_path / "new")
+    history = model(tmp_path / "new").train(data, steps=1, hooks=[silent()])
+    assert history.to_dict()["steps"] == [4]
+
+
 def test_a_new_index_that_became_garbage_is_noticed_by_a_live_estimator(tmp_path, data):
     estimator = model(tmp_path)
     estimator.train(data, steps=2, hooks=[silent()])

@@ -118,6 +118,9 @@ def latest_checkpoint(model_dir):
     path = state.model_checkpoint_path
     if not os.path.isabs(path):
         path = os.path.join(model_dir, path)
+    moved = os.path.join(model_dir, os.path.basename(path))
+    if not os.path.exists(path + ".index") and os.path.exists(moved + ".index"):
+        path = moved  # an absolute path of the directory before it was moved or copied
     if not os.path.exists(path + ".index"):
         raise CheckpointError(
             f"{_shown(model_dir)}: its `checkpoint` index file names "

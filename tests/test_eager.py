@@ -371,7 +371,7 @@ def test_history_saver_records_every_n_steps_and_writes_csv(tmp_path):
                                                      for i in (1, 3, 4)])
     with open(path, newline="", encoding="utf-8") as stream:
         rows = list(csv.reader(stream))
-    assert rows[0] == ["mean_losses", "total_losses", "steps", "w"]
+    assert rows[0] == ["mean_losses", "total_losses", "steps", "w", "run"]
     assert [int(r[2]) for r in rows[1:]] == [2, 4, 5]
 
 

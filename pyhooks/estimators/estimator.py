@@ -46,6 +46,7 @@ from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.models import make_optimizer
 from pyhooks.hook import SessionRunHook, check_hooks
+from pyhooks.hooks import _model_dir
 from pyhooks.timer import check_positive
 
 __all__ = ["Estimator", "TRAINING_LOSS_COLLECTION"]
@@ -401,7 +402,8 @@ class _GraphState:
             return
         import tensorflow as tf
 
-        latest = None if stamp is None else tf.train.latest_checkpoint(self.model_dir)
+        # strict: a garbage or dangling index is an error, never "no checkpoint"
+        latest = _model_dir.latest_checkpoint(self.model_dir)
         if latest is None:
             if self.synced_checkpoint is not None:  # discarded after a failed call
                 self.session.run(self.init_op)
@@ -411,7 +413,13 @@ class _GraphState:
             with self.graph.as_default(), quiet():
                 try:
                     self.saver.restore(self.session, latest)
-                except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as error:
+                except tf.errors.OpError as error:
+                    damaged = _model_dir.checkpoint_files_error(self.model_dir, latest, error)
+                    if damaged is not None:
+                        raise damaged from error
+                    if not isinstance(error, (tf.errors.NotFoundError,
+                                              tf.errors.InvalidArgumentError)):
+                        raise
                     detail = str(error).strip().splitlines()[0]
                     name = os.path.basename(latest)
                     raise ValueError(
@@ -420,6 +428,8 @@ class _GraphState:
                     ) from error
             self.synced_checkpoint = latest
         self.synced_stamp = stamp
+        if self.mode == TRAIN:  # max_to_keep counts the checkpoints of earlier processes
+            _model_dir.recover_saver(self.saver, self.model_dir)
 
     def restore(self, checkpoint_path):
         """Restores ``checkpoint_path`` (None: keep the latest); the next call syncs again."""
@@ -450,20 +460,31 @@ class _GraphState:
         shuffle = input_fn.shuffles(training)
         feed = {self.placeholders[name]: value for name, value in feeds.items()}
         num_epochs = input_fn.num_epochs if epochs is None else epochs
-        feed[self.batch_size] = input_fn.batch_size
+        feed[self.batch_size] = _batch_rows(feeds, input_fn, num_epochs)
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
         if shuffle:
-            feed[self.buffer] = input_fn.queue_capacity
+            # TensorFlow allocates the whole buffer at once (std::bad_alloc for 1e9); one
+            # larger than the data shuffles the same way as one of the data's size
+            feed[self.buffer] = min(input_fn.queue_capacity, input_fn.n)
             # a fixed seed repeats the same order in every call; None: a new order each call
             feed[self.seed] = (input_fn.seed if input_fn.seed is not None
                                else int(_SEEDS.integers(1, 2**31 - 1)))
         self.session.run(self.init_shuffled if shuffle else self.init_plain, feed)
 
     def save(self, step):
+        import tensorflow as tf
+
         path = os.path.join(self.model_dir, "model.ckpt")
         with self.graph.as_default():
-            self.synced_checkpoint = self.saver.save(self.session, path, global_step=step,
-                                                     write_meta_graph=False)
+            try:
+                self.synced_checkpoint = self.saver.save(self.session, path, global_step=step,
+                                                         write_meta_graph=False)
+            except (tf.errors.OpError, OSError) as error:
+                found = _model_dir.disk_error(f"the checkpoint of step {step}", self.model_dir,
+                                              error)
+                if found is None:
+                    raise
+                raise found from error
         self.synced_stamp = self._index_stamp()
         return self.synced_checkpoint
 
@@ -492,6 +513,39 @@ class _GraphState:
 
     def close(self):
         self.session.close()
+
+
+def _memory_bytes():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**40
+
+
+def _batch_rows(feeds, input_fn, num_epochs):
+    """The batch size to feed: at most the rows there are; a batch that cannot fit refused.
+
+    A batch spans epochs (``repeat`` comes before ``batch``), so with a finite
+    number of epochs no batch is larger than all their rows: feeding that
+    instead of a larger ``batch_size`` changes nothing.
+    """
+    rows = input_fn.batch_size
+    if num_epochs is not None:
+        rows = min(rows, input_fn.n * num_epochs)
+    row_bytes = sum(value.nbytes // max(len(value), 1) for value in feeds.values())
+    need, have = rows * max(row_bytes, 1), _memory_bytes()
+    if need > have // 2:
+        raise ValueError(
+            f"`batch_size` = {input_fn.batch_size}: batches of {rows} rows of this input need "
+            f"about {need / 2**30:.3g} GB each, more than half of this machine's "
+            f"{have / 2**30:.3g} GB of memory. Use a smaller batch_size.")
+    return rows
+
+
+def _raised_in_end(error):
+    """Whether ``error`` came from a hook's ``end()`` (the runner's note says so)."""
+    return any(note.startswith("pyhooks: raised in ") and note.endswith(".end()")
+               for note in getattr(error, "__notes__", ()))
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -544,6 +598,7 @@ class Estimator:
         self._raw_users = raw
         self._states = {}
         self._prepared = weakref.WeakKeyDictionary()
+        self._training = False
 
     def __repr__(self):
         names = ", ".join(c.name for c in self._model.columns)
@@ -626,9 +681,9 @@ class Estimator:
         Args:
             input_fn: an :func:`input_fn` with a ``response``.
             steps: train this many more steps (or until the input is exhausted).
-            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook`` is
-                always added; a ``HistorySaverHook`` and a ``ProgressBarHook`` too,
-                unless ``hooks`` has one of that kind (a caller's ``ProgressBarHook``
+            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook``, a
+                ``HistorySaverHook`` and a ``ProgressBarHook`` are added unless
+                ``hooks`` has one of that kind (a caller's ``ProgressBarHook``
                 whose ``total`` is None gets the number of steps).
             max_steps: train until the global step reaches this (exclusive with ``steps``).
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
@@ -638,11 +693,21 @@ class Estimator:
         Returns:
             the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
 
+        Only one ``train()`` at a time may write to ``model_dir`` (a ``flock`` on
+        ``model_dir/.pyhooks-train.lock``, freed when the process ends however it
+        ends). At the start, the temporary files of a save that a crash
+        interrupted are removed. When a hook's ``end()`` fails, the steps done are
+        kept (saved in a checkpoint) and the error is raised.
+
         Raises:
             ValueError: both ``steps`` and ``max_steps``, non-positive steps, or
                 input that repeats forever with neither.
+            pyhooks.hooks._model_dir.ModelDirLockedError: another process or loop
+                trains into ``model_dir``; RuntimeError: called from a hook of this
+                estimator's own ``train()``.
+            pyhooks.hooks._model_dir.CheckpointError: a damaged checkpoint, or a
+                garbage or dangling ``checkpoint`` index.
         """
-        from pyhooks import hooks as builtin
 
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
@@ -665,6 +730,23 @@ class Estimator:
             raise ValueError("Training would never end: the input repeats forever "
                              "(num_epochs=None) and neither `steps` nor `max_steps` is given.")
 
+        if self._training:
+            raise RuntimeError(
+                f"train() of {self._name} was called again from inside its own train() (from "
+                "a hook?): the two loops would interleave their steps. Train after it returns.")
+        lock = _model_dir.TrainingLock(self.model_dir).acquire()
+        self._training = True
+        try:
+            return self._train_locked(input_fn, feeds, steps, max_steps, hooks, listeners)
+        finally:
+            self._training = False
+            lock.release()
+
+    def _train_locked(self, input_fn, feeds, steps, max_steps, hooks, listeners):
+        """``train()`` while holding ``model_dir``'s training lock."""
+        from pyhooks import hooks as builtin
+
+        _model_dir.remove_partial_saves(self.model_dir)  # of a save a crash interrupted
         state = self._state(TRAIN, feeds)
         start = state.step()
         history_hook = next((h for h in hooks if isinstance(h, builtin.HistorySaverHook)), None)
@@ -682,7 +764,8 @@ class Estimator:
         extra = [builtin.StopAtStepHook(num_steps=steps) if steps is not None
                  else builtin.StopAtStepHook(last_step=max_steps)] if (
             steps is not None or max_steps is not None) else []
-        extra.append(builtin.NanTensorHook(state.training_loss))
+        if not any(isinstance(h, builtin.NanTensorHook) for h in hooks):  # else the caller's
+            extra.append(builtin.NanTensorHook(state.training_loss))
         if history_hook is None:
             history_hook = builtin.HistorySaverHook()
             extra.append(history_hook)
@@ -711,8 +794,17 @@ class Estimator:
         state.start_input(feeds, input_fn, training=True)
         try:
             state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
-        except BaseException:
-            state.discard()
+        except BaseException as error:
+            if not _raised_in_end(error):
+                state.discard()
+                raise
+            # the steps ran: the session keeps them, and a checkpoint records them
+            try:
+                self._save_if_needed(state, hooks + extra)
+            except Exception as secondary:  # noqa: BLE001 - the hook's error wins
+                error.add_note(f"pyhooks: the checkpoint after it could not be saved: "
+                               f"{secondary}")
+                state.discard()
             raise
         finally:  # the caller's hooks leave this call as they came in
             for bar in filled:
@@ -843,9 +935,14 @@ class Estimator:
 
     # -- checkpoints
     def latest_checkpoint(self):
-        """The path of the newest checkpoint in ``model_dir``, or None."""
-        tf = import_tensorflow()
-        return tf.train.latest_checkpoint(self.model_dir)
+        """The path of the newest checkpoint in ``model_dir``, or None.
+
+        Raises:
+            pyhooks.hooks._model_dir.CheckpointError: a garbage or dangling
+                ``checkpoint`` index file.
+        """
+        import_tensorflow()
+        return _model_dir.latest_checkpoint(self.model_dir)
 
     def get_variable_names(self):
         """Names of the variables in the latest checkpoint."""

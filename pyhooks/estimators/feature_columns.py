@@ -104,7 +104,9 @@ class NumericColumn(FeatureColumn):
             raise ValueError(f"`shape` must be one or more positive whole numbers, got {shape!r}.")
         self.shape = tuple(check_positive("shape", d, integer=True, allow_none=False)
                            for d in dims)
-        numeric_type = getattr(dtype, "is_floating", False) or getattr(dtype, "is_integer", False)
+        # a tf.DType's flags are booleans (a float's is_integer is a method: not a dtype)
+        numeric_type = (getattr(dtype, "is_floating", False) is True
+                        or getattr(dtype, "is_integer", False) is True)
         if dtype not in ("float32", "float64", "float", "double", "int32", "int64", None) and \
                 not numeric_type:
             raise ValueError(f"`dtype` must be a numeric type, got {dtype!r}.")
@@ -214,7 +216,7 @@ class IdentityColumn(_Categorical):
                 first = values[bad][0]
                 raise ValueError(
                     f"Column {key!r}: column_categorical_with_identity(num_buckets="
-                    f"{self.num_buckets}) needs values in [0, {self.num_buckets}), got {first!r} "
+                    f"{self.num_buckets}) needs values in [0, {self.num_buckets}), got {first.item()!r} "
                     f"({int(bad.sum())} value(s) out of range). Give `default_value` to map "
                     "them to a bucket.")
 
@@ -315,6 +317,11 @@ class CrossedColumn(_Categorical):
         for key in self.keys:
             found.extend([(key, STR_OR_INT)] if isinstance(key, str) else key.raw_inputs())
         return found
+
+    def check_data(self, key, values):
+        for column in self.keys:
+            if not isinstance(column, str) and key in (k for k, _ in column.raw_inputs()):
+                column.check_data(key, values)
 
     def ids(self, ctx):
         tf = ctx.tf
@@ -422,6 +429,9 @@ class IndicatorColumn(FeatureColumn):
     def raw_inputs(self):
         return self.categorical_column.raw_inputs()
 
+    def check_data(self, key, values):
+        self.categorical_column.check_data(key, values)
+
     def dense(self, ctx):
         tf = ctx.tf
         found = tf.one_hot(ctx.ids(self.categorical_column), self.dimension, dtype=tf.float32)
@@ -455,6 +465,9 @@ class EmbeddingColumn(FeatureColumn):
 
     def raw_inputs(self):
         return self.categorical_column.raw_inputs()
+
+    def check_data(self, key, values):
+        self.categorical_column.check_data(key, values)
 
     def dense(self, ctx):
         tf = ctx.tf

@@ -75,7 +75,10 @@ hook_global_step_waiter <- function(wait_until_step, timeout_secs = NULL) {
 #'
 #' @param every_n_step Record every this many steps.
 #' @param path A CSV file to which each row is appended (and flushed) as it
-#'   is recorded, or `NULL`.
+#'   is recorded, or `NULL`. The file has one more column, `run`: 1 for the
+#'   rows of the first run written to it, 2 for the next, and so on, so that
+#'   the rows of a run resumed from a checkpoint (which repeats steps) are
+#'   told apart.
 #' @param metrics A named list of extra tensors (or tensor names) to record,
 #'   one column each.
 #' @param loss The per-example loss tensor, or `NULL` for the first tensor of

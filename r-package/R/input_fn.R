@@ -8,7 +8,9 @@
 #'   equal-length vectors or matrices (a matrix holds a row of numbers per
 #'   example, for `column_numeric(shape = )`; tfestimators' `object =` is
 #'   accepted too); or a formula `response ~ features`, followed by the
-#'   data.
+#'   data. The feature and response columns must not hold `NA` (an error
+#'   names the column and the row): remove or impute them first, e.g. with
+#'   `na.omit()`.
 #' @param features The feature columns: names (`c("drat", "cyl")`), bare
 #'   names (`c(drat, cyl)`), tidyselect helpers (`starts_with("d")`,
 #'   `-mpg`), or a formula `mpg ~ drat + cyl` (`mpg ~ .`: every other
@@ -20,7 +22,8 @@
 #' @param shuffle `"auto"` (shuffle when training), `TRUE` or `FALSE`.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever
 #'   (then give `steps` to [train()]).
-#' @param queue_capacity Size of the shuffle buffer (rows).
+#' @param queue_capacity Size of the shuffle buffer (rows); a buffer larger
+#'   than the data shuffles as one of the data's size.
 #' @param num_threads Accepted for compatibility.
 #' @param seed The shuffling seed, or `NULL`.
 #' @param ... Not used; must be empty.
@@ -66,6 +69,7 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
       class = "pyhooks_error_argument", call = call
     )
   }
+  check_no_missing(data, c(features, response), call)
   columns <- lapply(data, function(column) {
     if (is.factor(column)) column <- as.character(column)
     if (is.matrix(column) && ncol(column) > 1L) { # a row of numbers per example
@@ -119,4 +123,25 @@ input_fn.matrix <- function(data, ...) {
     cli::cli_abort("{.arg data} must have column names.", class = "pyhooks_error_argument")
   }
   input_fn.data.frame(as.data.frame(data, stringsAsFactors = FALSE), ...)
+}
+
+# An R error for a missing value (NA, or NaN) in a feature or response column,
+# naming the column and the R row of the first one. Reticulate would send an
+# integer NA as -2147483648, a logical NA as TRUE and a character NA as "NA".
+check_no_missing <- function(data, names, call = rlang::caller_env()) {
+  if (!is.character(names)) return(invisible()) # Python names what is wrong with them
+  for (name in intersect(unique(names), names(data))) {
+    column <- data[[name]]
+    if (!is.atomic(column) && !is.factor(column)) next
+    missing <- which(is.na(column))
+    if (!length(missing)) next
+    cli::cli_abort(
+      c(
+        "Column {.val {name}} has {length(missing)} missing value{?s} ({.code NA}), first in row {missing[[1L]]}.",
+        "i" = "Remove or impute them before {.fn input_fn}, e.g. with {.code na.omit(data)}."
+      ),
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  invisible()
 }

@@ -4,7 +4,16 @@
 #' the input is exhausted, or a hook requests a stop) with the given hooks,
 #' and returns the training history invisibly. Unless `hooks` has one of
 #' their kind, a [hook_progress_bar()] (writing to the R console) and a
-#' [hook_history_saver()] are added; the loss is always watched for NaN.
+#' [hook_history_saver()] are added; the loss is watched for NaN (by
+#' the caller's [hook_nan_tensor()] if `hooks` has one, else by one that
+#' fails the run).
+#'
+#' One `train()` at a time may write to a `model_dir`: another process (or
+#' another model in this session) training into it gets an error until the
+#' first one ends or dies. At its start `train()` removes the temporary
+#' files of a save that a crash interrupted; a damaged or missing checkpoint
+#' that `model_dir`'s `checkpoint` file names is an error naming the file,
+#' never a silent restart from step 0.
 #'
 #' When training fails (an error in a hook, a NaN loss) or is interrupted,
 #' the condition signalled carries what was recorded up to then in its
@@ -131,6 +140,10 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
+  if (!rlang::is_bool(simplify)) {
+    cli::cli_abort("{.arg simplify} must be {.code TRUE} or {.code FALSE}, not {.obj_type_friendly {simplify}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
   check_input_fn(input_fn, call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)

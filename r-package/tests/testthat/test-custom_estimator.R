@@ -142,7 +142,7 @@ test_that("estimator() and estimator_spec() check their arguments", {
   expect_error(estimator(), "`model_fn` is absent")
   expect_error(estimator("f"), "must be an R function")
   expect_error(estimator(function(features, labels, mode) NULL, params = list(1)), "named list")
-  expect_error(estimator_spec("training"), "'train', 'eval' or 'infer'")
+  expect_error(estimator_spec("training"), '"train", "eval" or "infer"', fixed = TRUE)
   expect_error(estimator_spec("eval", eval_metric_ops = list(1)), "named list")
   expect_error(predict(estimator(function(features, labels, mode) 1), input_fn(mtcars, "drat")),
                "estimator_spec")

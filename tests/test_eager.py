@@ -161,7 +161,7 @@ def test_outputs_hooks_use_now_and_then_are_converted_only_when_used():
     assert history.history.to_dict()["total_losses"] == pytest.approx(
         [float(np.sum(ref[i]["losses"])) for i in (1, 2)])
     assert bar.writer.getvalue().splitlines()[-1].endswith(
-        f"loss: {float(np.sum(ref[2]['losses'])):.2f}")
+        f"loss: {float(np.mean(ref[2]['losses'])):.2f}")
     assert np.array_equal(np.asarray(last), ref[2]["losses"])
 
 
@@ -409,14 +409,14 @@ def test_step_error_calls_after_error():
 
 
 # --------------------------------------------------------------------------- built-in hooks
-def test_progress_bar_shows_the_summed_per_example_loss():
+def test_progress_bar_shows_the_mean_per_example_loss():
     out = io.StringIO()
     bar = pyhooks.ProgressBarHook(total=4, writer=out, mode="plain")
     loop(session(Model(), [bar]), max_steps=4)
     last = reference(4)[-1]
     lines = out.getvalue().splitlines()
     assert lines[-1] == (f"Training 4/4 [{'=' * 38}] - ETA: 0s - loss: "
-                         f"{float(np.sum(last['losses'])):.2f}")
+                         f"{float(np.mean(last['losses'])):.2f}")
     assert len(lines) == 4
 
 

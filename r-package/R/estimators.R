@@ -109,9 +109,3 @@ dnn_classifier <- function(hidden_units, feature_columns, model_dir = NULL, n_cl
     activation_fn = activation_fn, dropout = dropout, seed = as_py_int(seed)
   ), call = rlang::current_env())
 }
-
-#' @export
-print.pyhooks_estimator <- function(x, ...) {
-  cat("<pyhooks estimator> ", reticulate::py_repr(x), "\n", sep = "")
-  invisible(x)
-}

@@ -27,7 +27,7 @@ columns_for <- function(keys, make, call) {
 #' }
 feature_columns <- function(...) {
   columns <- rlang::list2(...)
-  py_construct("feature_columns", unname(columns))
+  structure(py_construct("feature_columns", unname(columns)), class = "pyhooks_feature_columns")
 }
 
 #' A numeric feature column

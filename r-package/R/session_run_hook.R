@@ -98,6 +98,7 @@ session_run_hook <- function(begin = NULL, after_create_session = NULL, before_r
   }
   hook <- py_construct("LambdaHook", c(callbacks, list(name = "session_run_hook()")))
   attr(hook, "pyhooks_state") <- state
+  attr(hook, "pyhooks_args") <- given
   class(hook) <- c("pyhooks_session_run_hook", class(hook))
   hook
 }

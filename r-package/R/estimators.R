@@ -28,10 +28,8 @@ estimator <- function(name, args, call) {
 #' @family estimators
 #' @seealso [train()], [input_fn()], [feature_columns()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' model <- linear_regressor(feature_columns(column_numeric("drat")))
-#' }
 linear_regressor <- function(feature_columns, model_dir = NULL, label_dimension = 1L,
                              weight_column = NULL, optimizer = "Ftrl", seed = NULL) {
   rlang::check_required(feature_columns)
@@ -74,11 +72,9 @@ linear_classifier <- function(feature_columns, model_dir = NULL, n_classes = 2L,
 #' @family estimators
 #' @seealso [train()], [input_fn()], [feature_columns()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' model <- dnn_regressor(hidden_units = c(4, 4),
 #'                        feature_columns = feature_columns(column_numeric("drat")))
-#' }
 dnn_regressor <- function(hidden_units, feature_columns, model_dir = NULL, label_dimension = 1L,
                           weight_column = NULL, optimizer = "Adagrad", activation_fn = "relu",
                           dropout = NULL, seed = NULL) {

@@ -29,15 +29,13 @@
 #' @seealso [hook_progress_bar()], [hook_history_saver()],
 #'   [session_run_hook()], [input_fn()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' fcs <- feature_columns(column_numeric("drat"))
 #' input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"),
 #'                   batch_size = 8L)
 #' history <- linear_regressor(feature_columns = fcs) %>%
 #'   train(input_fn = input, steps = 4)
 #' history
-#' }
 train <- function(object, ...) {
   UseMethod("train")
 }

@@ -151,8 +151,11 @@ hook_nan_tensor <- function(loss_tensor, fail_on_nan_loss = TRUE, fail_on_inf = 
 
 #' Show a progress bar during training
 #'
-#' Shows `Training 2/2 [=====...] - ETA: 0s - loss: 3136.10`, written through
-#' R. On a dynamic console (a terminal, RStudio) the line is redrawn in place;
+#' Shows `Training 2/2 [=====...] - ETA: 0s - loss: 392.01`, written through
+#' R. The loss is the step's mean loss (the mean of the per-example loss, as
+#' Keras shows it); the ETA comes from the steps of the last ~30 seconds, and
+#' shows `?` until a second line is due (the first step also pays for building
+#' the model). On a dynamic console (a terminal, RStudio) the line is redrawn in place;
 #' under `Rscript` to a file, knitr, testthat or CI whole lines are written
 #' (at each 10% of the steps). Set `options(pyhooks.progress = "plain")` or
 #' `"dynamic"` to choose.
@@ -241,8 +244,12 @@ hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
 #' @family hooks
 #' @seealso [train()], [hook_checkpoint_saver()]
 #' @export
-#' @examplesIf is_pyhooks_available()
-#' hook_summary_saver(save_steps = 10, output_dir = tempfile("summaries"))
+#' @examples
+#' \dontrun{
+#' # `summary_op`: a summary tensor of the graph being trained
+#' hook_summary_saver(save_steps = 10, output_dir = tempfile("summaries"),
+#'                    summary_op = summary_op)
+#' }
 hook_summary_saver <- function(save_steps = NULL, save_secs = NULL, output_dir = NULL,
                                summary_writer = NULL, scaffold = NULL, summary_op = NULL) {
   py_construct("SummarySaverHook", list(

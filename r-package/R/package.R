@@ -32,9 +32,18 @@
     "pyhooks",
     delay_load = list(
       priority = 5,
-      before_load = function() use_pyhooks_python(libname),
-      on_load = function() on_python_loaded(),
-      on_error = function(e) abort_python_missing(e)
+      before_load = function() {
+        use_pyhooks_python(libname)
+        hide_working_directory()
+      },
+      on_load = function() {
+        restore_working_directory()
+        on_python_loaded()
+      },
+      on_error = function(e) {
+        restore_working_directory()
+        abort_python_missing(e)
+      }
     )
   )
 }
@@ -78,6 +87,32 @@ use_pyhooks_python <- function(libname) {
   if (!is.null(python)) {
     try(reticulate::use_python(python, required = TRUE), silent = TRUE)
   }
+  invisible()
+}
+
+# reticulate puts "" (the working directory) first on Python's sys.path: in a
+# directory holding a folder named pyhooks (an R library, R CMD check's
+# pyhooks.Rcheck), `import pyhooks` would import that folder. It is taken off
+# for the import of pyhooks only.
+hide_working_directory <- function() {
+  if (!isTRUE(tryCatch(reticulate::py_available(initialize = TRUE), error = function(e) FALSE))) {
+    return(invisible()) # reticulate's import reports why
+  }
+  path <- reticulate::import("sys", convert = FALSE)$path
+  .py$hidden_entries <- 0L
+  while (isTRUE(reticulate::py_to_r(path$`__contains__`("")))) {
+    path$remove("")
+    .py$hidden_entries <- .py$hidden_entries + 1L
+  }
+  invisible()
+}
+
+restore_working_directory <- function() {
+  n <- .py$hidden_entries
+  .py$hidden_entries <- NULL
+  if (is.null(n) || n == 0L) return(invisible())
+  path <- reticulate::import("sys", convert = FALSE)$path
+  for (i in seq_len(n)) path$insert(0L, "")
   invisible()
 }
 

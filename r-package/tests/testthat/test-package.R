@@ -83,3 +83,18 @@ test_that("install_pyhooks() checks its arguments before creating anything", {
   expect_error(install_pyhooks(source = checkout, extras = "gpu"),
                '`extras` must be a subset of c\\("tensorflow", "r"\\)')
 })
+
+test_that("a folder named pyhooks in the working directory does not shadow the Python module", {
+  skip_on_cran()
+  skip_if_no_pyhooks()
+  dir <- tempfile("workdir")
+  dir.create(file.path(dir, "pyhooks"), recursive = TRUE) # e.g. an R library, R CMD check's
+  python <- reticulate::py_config()$python
+  out <- rscript(
+    paste0("setwd(", deparse(dir), "); library(pyhooks); print(column_numeric('x')); ",
+           "cat('cwd kept on sys.path:', reticulate::py_eval(\"__import__('sys').path[0]\") == '')"),
+    env = c(lib_env(), RETICULATE_PYTHON = python)
+  )
+  expect_match(out, '<column_numeric: key = "x">', fixed = TRUE)
+  expect_match(out, "cwd kept on sys.path: TRUE", fixed = TRUE)
+})

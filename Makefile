@@ -19,6 +19,8 @@ export RETICULATE_PYTHON := $(CURDIR)/$(PY)
 export PYHOOKS_PYTHON := $(CURDIR)/$(PY)
 export R_LIBS := $(R_LIB)
 export TF_CPP_MIN_LOG_LEVEL ?= 2
+# R CMD check needs a UTF-8 locale (the package is UTF-8); a bare CI shell may set none.
+export LANG ?= C.UTF-8
 
 .PHONY: setup install demo test test-python test-r test-vignettes test-readme docs bench clean
 

@@ -1,5 +1,8 @@
 # Two commands for a new user on a fresh Debian machine:  make demo   and   make test
 # Everything else here is what those two need; every step is idempotent.
+# `make setup` (run by both) also installs the R package into R's site library, so that
+# library(pyhooks) works in any R session on the machine and uses this checkout's .venv;
+# `make install R_SITE_LIB=<dir>` installs it into another library.
 
 SHELL := /bin/bash
 PYTHON ?= python3.11
@@ -9,14 +12,20 @@ APT_PACKAGES := r-base-core r-base-dev pandoc r-cran-reticulate r-cran-testthat 
 	r-cran-rmarkdown r-cran-cli r-cran-rlang r-cran-magrittr r-cran-ggplot2 r-cran-roxygen2 \
 	r-cran-tidyselect
 R_LIB := $(CURDIR)/$(VENV)/R-library
+# Where `make install` puts the R package: R's first writable site library, else the user library.
+R_SITE_LIB ?= $(shell Rscript -e 'w <- .Library.site[file.access(.Library.site, 2) == 0]; \
+	cat(if (length(w)) w[[1]] else Sys.getenv("R_LIBS_USER"))' 2>/dev/null)
+R_TARBALL := $(VENV)/build/pyhooks_$(shell sed -n 's/^Version: *//p' r-package/DESCRIPTION).tar.gz
 export RETICULATE_PYTHON := $(CURDIR)/$(PY)
 export PYHOOKS_PYTHON := $(CURDIR)/$(PY)
 export R_LIBS := $(R_LIB)
 export TF_CPP_MIN_LOG_LEVEL ?= 2
+# R CMD check needs a UTF-8 locale (the package is UTF-8); a bare CI shell may set none.
+export LANG ?= C.UTF-8
 
-.PHONY: setup demo test test-python test-r test-vignettes docs bench clean
+.PHONY: setup install demo test test-python test-r test-vignettes test-readme docs bench clean
 
-setup: $(VENV)/.python-ok $(VENV)/.r-package-ok
+setup: $(VENV)/.python-ok $(VENV)/.r-package-ok $(VENV)/.r-site-ok
 
 $(VENV)/.apt-ok:
 	@if ! command -v Rscript >/dev/null || ! command -v pandoc >/dev/null || \
@@ -36,13 +45,39 @@ $(VENV)/.python-ok: $(VENV)/.apt-ok pyproject.toml requirements.txt
 	  { echo "Python setup failed: see pip's output above"; exit 1; }
 	@touch $@
 
-$(VENV)/.r-package-ok: $(VENV)/.python-ok $(shell find r-package/R r-package/DESCRIPTION r-package/NAMESPACE r-package/inst vignettes -type f 2>/dev/null)
-	@echo "== installing the R package"
-	@mkdir -p $(R_LIB)
+# The R package as R CMD build makes it: vignettes knitted (with this .venv's Python), so that
+# vignette(package = "pyhooks") lists them once installed.
+$(R_TARBALL): $(VENV)/.python-ok $(shell find r-package/R r-package/DESCRIPTION r-package/NAMESPACE r-package/inst r-package/man vignettes -type f 2>/dev/null)
+	@echo "== building the R package (knits the vignettes)"
 	@mkdir -p r-package/vignettes && cp vignettes/*.Rmd r-package/vignettes/
-	@R CMD INSTALL --no-test-load --library=$(R_LIB) r-package >$(VENV)/r-install.log 2>&1 || \
+	@rm -rf $(VENV)/build && mkdir -p $(VENV)/build
+	@cd $(VENV)/build && R CMD build $(CURDIR)/r-package >build.log 2>&1 || { cat build.log; exit 1; }
+
+# install_r LIBRARY: installs the built package there and records this checkout's Python and
+# source directory in it (read by pyhooks_python() and install_pyhooks()).
+define install_r
+	@mkdir -p $(1)
+	@R CMD INSTALL --no-test-load --library=$(1) $(R_TARBALL) >$(VENV)/r-install.log 2>&1 || \
 	  { cat $(VENV)/r-install.log; exit 1; }
+	@printf 'Python: %s\nSource: %s\n' "$(CURDIR)/$(PY)" "$(CURDIR)" >$(1)/pyhooks/setup.dcf
+endef
+
+# For the tests: this checkout's own copy, first on R_LIBS whenever make runs R.
+$(VENV)/.r-package-ok: $(R_TARBALL)
+	@echo "== installing the R package into $(R_LIB)"
+	$(call install_r,$(R_LIB))
 	@touch $@
+
+# For users: R's site library, where every R session on the machine looks.
+$(VENV)/.r-site-ok: $(R_TARBALL)
+	@$(MAKE) --no-print-directory install
+	@touch $@
+
+install: $(R_TARBALL)
+	@[ -n "$(R_SITE_LIB)" ] || { echo "no R library to install into: give R_SITE_LIB=<dir>"; exit 1; }
+	@echo "== installing the R package into $(R_SITE_LIB)"
+	$(call install_r,$(R_SITE_LIB))
+	@echo "   library(pyhooks) now works in any R session (Python: $(CURDIR)/$(PY))"
 
 demo: setup
 	@Rscript demo/mtcars.R
@@ -59,6 +94,9 @@ test-r: setup
 test-vignettes: setup
 	@Rscript tools/knit_vignettes.R
 
+test-readme: setup
+	@$(PY) tools/run_readme.py README.md
+
 docs: setup
 	@Rscript tools/knit_vignettes.R --html
 
@@ -67,4 +105,4 @@ bench: setup
 	@Rscript bench/bench_r_hooks.R
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache vignettes/*.html vignettes/*.md
+	rm -rf $(VENV) build *.egg-info .pytest_cache vignettes/*.html vignettes/*.md r-package/vignettes

@@ -17,6 +17,11 @@ if ls vignettes/*.Rmd >/dev/null 2>&1; then
   Rscript tools/knit_vignettes.R
 fi
 
+if [ -f README.md ]; then
+  echo "== README code blocks (each in a fresh process)"
+  $PY tools/run_readme.py README.md
+fi
+
 if [ -f tools/rcheck.sh ]; then
   echo "== R CMD check"
   bash tools/rcheck.sh

@@ -1,7 +1,6 @@
 """A small graph-mode training loop under pyhooks, printing what the hooks saw.
 
-(Superseded as the main demo by demo/mtcars.R once the R package exists; kept as
-the Python example.)
+Run: ``.venv/bin/python demo/core_demo.py``.
 """
 
 import os

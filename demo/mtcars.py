@@ -1,7 +1,7 @@
 """SPEC §3 in Python: the R examples of the "Run Hooks" guide, on pyhooks' canned estimators.
 
-Run: ``.venv/bin/python demo/mtcars.py``. (Once the R package exists, ``make
-demo`` runs ``demo/mtcars.R``; this is the Python twin.)
+Run: ``.venv/bin/python demo/mtcars.py`` (``make demo`` runs the R version,
+``demo/mtcars.R``).
 """
 
 import numpy as np

@@ -1,7 +1,10 @@
 """pyhooks: TensorFlow's SessionRunHook training-loop hooks for current TensorFlow, from Python and R.
 
 ``import pyhooks`` is cheap: it never imports TensorFlow, rpy2 or TensorBoard.
-Built-in hooks and estimators load on first attribute access.
+Built-in hooks, estimators and the subpackages (``pyhooks.estimators``,
+``pyhooks.hooks``, ``pyhooks.r``, ``pyhooks.eager``, ``pyhooks.keras``) load on
+first attribute access, e.g. ``pyhooks.estimators.load_mtcars()`` right after
+``import pyhooks``.
 """
 
 from __future__ import annotations
@@ -68,6 +71,10 @@ _LAZY = {
     "keras_callback": "pyhooks.keras",
 }
 
+# Subpackages and modules reached as attributes (``pyhooks.estimators``); not
+# in ``__all__``, so that ``from pyhooks import *`` does not load them all.
+_SUBMODULES = frozenset({"eager", "estimators", "hooks", "keras", "r"})
+
 __all__ = sorted([
     "MonitoredSession",
     "MonitoredTrainingSession",
@@ -98,6 +105,8 @@ def __getattr__(name):
     if name == "__version__":
         globals()[name] = value = _version()
         return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"pyhooks.{name}")  # the import sets the attribute
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pyhooks' has no attribute {name!r}")
@@ -107,4 +116,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return __all__
+    return sorted({*__all__, *_SUBMODULES})

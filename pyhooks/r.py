@@ -87,8 +87,10 @@ def _robjects():
         try:
             ro.r("suppressPackageStartupMessages(library(pyhooks))")
         except Exception as error:  # rpy2's RRuntimeError
-            raise ImportError(f"the R package 'pyhooks' could not be loaded: {error}. "
-                              "Install it with: R CMD INSTALL r-package") from error
+            raise ImportError(
+                f"the R package 'pyhooks' could not be loaded: {error}. Install it into R's "
+                "site library with `make install` in the pyhooks checkout (`make setup` does "
+                "it too), or put the R library holding it on R_LIBS.") from error
         _state["ready"] = True
         return ro
 

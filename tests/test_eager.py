@@ -345,14 +345,14 @@ def test_step_error_calls_after_error():
 
 
 # --------------------------------------------------------------------------- built-in hooks
-def test_progress_bar_shows_the_summed_per_example_loss():
+def test_progress_bar_shows_the_mean_per_example_loss():
     out = io.StringIO()
     bar = pyhooks.ProgressBarHook(total=4, writer=out, mode="plain")
     loop(session(Model(), [bar]), max_steps=4)
     last = reference(4)[-1]
     lines = out.getvalue().splitlines()
     assert lines[-1] == (f"Training 4/4 [{'=' * 38}] - ETA: 0s - loss: "
-                         f"{float(np.sum(last['losses'])):.2f}")
+                         f"{float(np.mean(last['losses'])):.2f}")
     assert len(lines) == 4
 
 

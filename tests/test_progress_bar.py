@@ -49,8 +49,8 @@ def test_final_line_matches_the_r_example(runner):
     out = io.StringIO()
     hook = ProgressBarHook(total=2, writer=out, mode="plain")
     train(regression_graph(), [hook], steps=2, runner=runner)
-    # per-example losses of step 2 are 5**2..8**2: sum 174
-    assert out.getvalue().splitlines()[-1] == f"Training 2/2 [{FULL}] - ETA: 0s - loss: 174.00"
+    # per-example losses of step 2 are 5**2..8**2: the step's mean loss is 174 / 4
+    assert out.getvalue().splitlines()[-1] == f"Training 2/2 [{FULL}] - ETA: 0s - loss: 43.50"
 
 
 def test_second_run_counts_from_zero_again():
@@ -69,20 +69,22 @@ def test_dynamic_mode_redraws_in_place_and_ends_the_line():
     drive(hook, 4, clock=clock, loss=[1.0, 2.0], dt=1.0)
     text = out.getvalue()
     frames = text.split("\r")[1:]
-    assert frames[0] == "Training 1/4 [========>" + " " * 29 + "] - ETA: 3s - loss: 3.00"
-    assert frames[1] == "Training 2/4 [" + "=" * 18 + ">" + " " * 19 + "] - ETA: 2s - loss: 3.00"
-    assert frames[-1] == f"Training 4/4 [{FULL}] - ETA: 0s - loss: 3.00\n"
+    # the first step's time includes setup: no ETA from it alone
+    assert frames[0] == "Training 1/4 [========>" + " " * 29 + "] - ETA: ? - loss: 1.50"
+    assert frames[1] == "Training 2/4 [" + "=" * 18 + ">" + " " * 19 + "] - ETA: 2s - loss: 1.50"
+    assert frames[-1] == f"Training 4/4 [{FULL}] - ETA: 0s - loss: 1.50\n"
     assert text.count("\n") == 1
 
 
 def test_dynamic_mode_pads_shorter_lines():
     out, clock = io.StringIO(), Clock()
-    hook = ProgressBarHook(total=2, writer=out, mode="dynamic")
-    drive(hook, 2, clock=clock, dt=100.0)
-    first, second, final = out.getvalue().split("\r")[1:]
-    assert first.endswith("ETA: 1:40")
-    assert second == f"Training 2/2 [{FULL}] - ETA: 0s  "  # erases the longer ETA
-    assert final == f"Training 2/2 [{FULL}] - ETA: 0s\n"
+    hook = ProgressBarHook(total=3, writer=out, mode="dynamic")
+    drive(hook, 3, clock=clock, dt=100.0)
+    first, second, third, final = out.getvalue().split("\r")[1:]
+    assert first.endswith("ETA: ?")
+    assert second.endswith("ETA: 1:40")
+    assert third == f"Training 3/3 [{FULL}] - ETA: 0s  "  # erases the longer ETA
+    assert final == f"Training 3/3 [{FULL}] - ETA: 0s\n"
 
 
 def test_redraws_at_most_every_min_interval():
@@ -255,3 +257,67 @@ def test_bad_arguments(kwargs, error, message):
     with pytest.raises(error) as info:
         ProgressBarHook(**kwargs)
     assert str(info.value) == message
+
+
+def test_eta_comes_from_recent_steps_not_the_first():
+    """A slow first step (tracing, graph building) and a change of pace do not skew the ETA."""
+    out, clock = io.StringIO(), Clock()
+    hook = ProgressBarHook(total=1000, writer=out, mode="plain")
+    with tf.Graph().as_default():
+        hook.clock = clock
+        hook.begin()
+    hook.after_create_session(None, None)
+    for step in range(1, 501):
+        clock.now += 60.0 if step == 1 else (1.0 if step <= 100 else 0.1)
+        context = SessionRunContext(SessionRunArgs(None), None)
+        hook.before_run(context)
+        hook.after_run(context, SessionRunValues(None, None, None))
+    lines = out.getvalue().splitlines()
+    assert lines[0].endswith("ETA: ?")
+    assert lines[1].startswith("Training  100/1000") and lines[1].endswith("ETA: 15:00")
+    # at step 500 the window holds the last ~30 s: 0.1 s per step, 500 steps left
+    assert lines[-1].startswith("Training  500/1000") and lines[-1].endswith("ETA: 50s")
+
+
+def test_scalar_loss_is_shown_as_it_is():
+    out = io.StringIO()
+    drive(ProgressBarHook(total=1, writer=out, mode="plain"), 1, clock=Clock(), loss=7.54)
+    assert out.getvalue() == f"Training 1/1 [{FULL}] - ETA: 0s - loss: 7.54\n"
+
+
+def test_eager_loop_shows_the_step_mean_loss():
+    """An eager step returning per-example ``losses`` and its mean ``loss``: the bar shows the mean."""
+    import pyhooks
+
+    x = tf.constant([[1.0], [2.0], [3.0], [4.0]])
+    y = tf.constant([2.0, 4.0, 6.0, 8.0])
+    w = tf.Variable([[0.5]])
+    reported = []
+
+    @tf.function
+    def step():
+        losses = tf.square(tf.reshape(tf.matmul(x, w), [-1]) - y)
+        w.assign_sub(0.01 * tf.reduce_mean(losses) * tf.ones_like(w))
+        return {"loss": tf.reduce_mean(losses), "losses": losses}
+
+    out = io.StringIO()
+    hooks = [ProgressBarHook(total=3, writer=out, mode="plain"), pyhooks.StopAtStepHook(3)]
+    with pyhooks.MonitoredSession(pyhooks.EagerSessionCreator(step), hooks=hooks) as sess:
+        while not sess.should_stop():
+            reported.append(float(sess.run("loss")))
+    assert out.getvalue().splitlines()[-1].endswith(f"loss: {reported[-1]:.2f}")
+
+
+def test_keras_fit_shows_what_keras_reports():
+    import keras
+
+    import pyhooks
+
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.arange(16, dtype="float32").reshape(-1, 1)
+    out = io.StringIO()
+    callback = pyhooks.keras_callback([ProgressBarHook(writer=out, mode="plain")])
+    history = model.fit(x, 2 * x, batch_size=4, epochs=1, verbose=0, callbacks=[callback])
+    # the last batch's logs["loss"] is the epoch's mean loss, as Keras' own bar shows it
+    assert out.getvalue().splitlines()[-1].endswith(f"loss: {history.history['loss'][-1]:.2f}")

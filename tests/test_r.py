@@ -143,3 +143,24 @@ def test_arguments_are_checked_before_r_starts(tmp_path):
         pyhooks.r.r_hook(file=tmp_path / "missing.R")
     with pytest.raises(TypeError, match="`code` must be a string of R code, got int"):
         pyhooks.r.r_hook(42)
+
+
+def test_missing_r_package_error_says_how_to_install(tmp_path):
+    """R finds no pyhooks in any library: the error names the command that installs it."""
+    pytest.importorskip("rpy2")
+    if shutil.which("Rscript") is None:
+        pytest.skip("R is not installed")
+    reticulate = subprocess.run(["Rscript", "-e", "cat(find.package('reticulate'))"],
+                                capture_output=True, text=True).stdout
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "reticulate").symlink_to(reticulate)  # reticulate alone, no pyhooks
+    env = dict(os.environ, R_LIBS=str(libs), R_LIBS_USER=str(tmp_path / "none"),
+               R_LIBS_SITE=str(tmp_path / "none"))
+    code = ("import pyhooks.r\ntry:\n    pyhooks.r.r_hook('1')\n"
+            "except ImportError as e:\n    print('ERROR', e)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert "ERROR the R package 'pyhooks' could not be loaded" in proc.stdout, proc.stderr
+    assert "`make install` in the pyhooks checkout" in proc.stdout
+    assert "R CMD INSTALL" not in proc.stdout

@@ -21,7 +21,7 @@ expectations <- list(
     paste0("Running step: ", 1:4, "\""),
     "mean_losses_history holds 4 values between 100 and 2000: TRUE"
   ),
-  getting_started = c("mean_losses +total_losses +steps", "average_loss", "predictions"),
+  getting_started = c("mean_losses +total_losses +steps", "average_loss", "predicted"),
   custom_hooks = c("Running step", "after_error", "stop"),
   python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]"),
   coming_from_tfestimators = c(
@@ -30,7 +30,7 @@ expectations <- list(
     "Training 4/4 \\[=+\\]",
     "mean_losses +total_losses +steps",
     "loss +rmse +global_step",
-    "\n[#> ]*1 +[0-9.-]+\n",
+    "\n[#> ]*\\[1\\]( +[0-9.-]+){6}\n",
     "accuracy +auc",
     "model.ckpt-4",
     "dnn/logits/bias",

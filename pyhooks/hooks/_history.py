@@ -114,6 +114,69 @@ class History:
             raise ImportError("History.to_pandas() needs pandas: pip install pandas") from error
         return pandas.DataFrame(self.to_dict())
 
+    def plot(self, metrics=None, ax=None):
+        """Draws the history with matplotlib: one panel per metric against ``steps``.
+
+        Columns named ``val_<metric>`` or ``eval_<metric>`` are drawn in the panel of
+        ``<metric>`` as its evaluation series. Lines where a series has two points or
+        more, points for short runs (as R's ``plot(history)``).
+
+        Args:
+            metrics: the metrics to draw (e.g. ``["mean_losses"]``), or None for all.
+            ax: a matplotlib ``Axes`` (one metric) or a sequence of them (one per
+                metric), or None for a new figure.
+
+        Returns:
+            the matplotlib ``Figure``.
+
+        Raises:
+            ImportError: matplotlib is not installed (says how to install it).
+            ValueError: an unknown metric, or ``ax`` not matching the metrics.
+
+        Example:
+            >>> figure = hook.history.plot()
+            >>> figure.savefig("history.png")
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as error:
+            raise ImportError("History.plot() needs matplotlib: pip install matplotlib") from error
+        columns = [name for name in self._names if name != "steps"]
+        metric_of = {name: name.split("_", 1)[1] if name.startswith(("val_", "eval_")) else name
+                     for name in columns}
+        known = list(dict.fromkeys(metric_of.values()))
+        if metrics is None:
+            metrics = known
+        else:
+            metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+            unknown = [m for m in metrics if m not in known]
+            if unknown or not metrics:
+                raise ValueError(f"`metrics` must be None or some of {known}, got {metrics!r}.")
+        if ax is None:
+            figure, axes = plt.subplots(len(metrics), 1, sharex=True, squeeze=False,
+                                        figsize=(6, 2.2 * len(metrics)))
+            axes = list(axes[:, 0])
+        else:
+            axes = [ax] if hasattr(ax, "plot") else list(ax)
+            if len(axes) != len(metrics):
+                raise ValueError(f"`ax` must give one Axes per metric ({len(metrics)}), "
+                                 f"got {len(axes)}.")
+            figure = axes[0].figure
+        data = self.to_dict()
+        steps = data["steps"]
+        for axis, metric in zip(axes, metrics):
+            for name in (n for n in columns if metric_of[n] == metric):
+                points = [(s, v) for s, v in zip(steps, data[name]) if v == v]
+                label = "evaluation" if name != metric else "training"
+                style = "o-" if len(points) < 20 else "-"
+                axis.plot([s for s, _ in points], [v for _, v in points], style, label=label,
+                          markersize=4)
+            axis.set_ylabel(metric)
+            if len([n for n in columns if metric_of[n] == metric]) > 1:
+                axis.legend()
+        axes[-1].set_xlabel("steps")
+        return figure
+
     def __len__(self):
         return len(self._rows)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import math
 import time
 
@@ -15,15 +16,22 @@ from pyhooks.timer import check_positive
 __all__ = ["ProgressBarHook"]
 
 _WIDTH = 38
+_ETA_WINDOW_SECS = 30.0  # the ETA and the rate come from the steps of about this long
 
 
 class ProgressBarHook(SessionRunHook):
-    """Shows ``Training 2/2 [=====...] - ETA: 0s - loss: 3136.10`` while training.
+    """Shows ``Training 2/2 [=====...] - ETA: 0s - loss: 392.01`` while training.
 
     Steps are counted per run (from 0 at ``begin()``), not from the global step.
-    The loss is the sum of the per-example loss, fetched with every step (the
-    runner sends a tensor several hooks ask for once; on the eager and Keras
-    backends it is converted to numpy only when a line is drawn).
+    The loss shown is the step's mean loss, as Keras shows it: the mean of the
+    per-example loss (the ``losses`` collection of a graph, an eager step's
+    ``"losses"`` output), a scalar loss as it is (an eager step's ``"loss"``,
+    what Keras' logs report, a ``loss=`` scalar). It is fetched with every step
+    (the runner sends a tensor several hooks ask for once; on the eager and
+    Keras backends it is converted to numpy only when a line is drawn).
+    The ETA (and the rate when ``total`` is unknown) comes from the steps of
+    the last ~30 seconds after the first step, which also pays for building and
+    tracing: until a second line is due the ETA shows ``?``.
     'dynamic' mode redraws one line in place; 'plain' mode (files, CI, knitr)
     writes whole lines at each 10% of ``total`` (every ``plain_interval`` seconds
     if it is unknown). A run ending before ``total`` steps gets a line saying why.
@@ -39,7 +47,7 @@ class ProgressBarHook(SessionRunHook):
     Example:
         >>> hook = ProgressBarHook(total=2)
         >>> # ... train 2 steps with hooks=[hook] ...
-        Training 2/2 [======================================] - ETA: 0s - loss: 3136.10
+        Training 2/2 [======================================] - ETA: 0s - loss: 392.01
     """
 
     plain_interval = 5.0
@@ -70,6 +78,7 @@ class ProgressBarHook(SessionRunHook):
         self.steps = self._drawn_steps = self._line_len = 0
         self._next_check, self._stride, self._last_draw = 1, 1, -math.inf
         self._start = self._value = self._context = self._completed = None
+        self._samples = collections.deque()  # (steps, time) of the ticks in the ETA window
 
     def after_create_session(self, session, coord):
         if self._start is None:
@@ -94,6 +103,10 @@ class ProgressBarHook(SessionRunHook):
 
     def _tick(self):
         steps, total, now = self.steps, self._total, self.clock()
+        samples = self._samples
+        samples.append((steps, now))
+        while len(samples) > 2 and samples[1][1] <= now - _ETA_WINDOW_SECS:
+            samples.popleft()
         interval = self.min_interval if self._active_mode == "dynamic" else self.plain_interval
         if self._active_mode == "plain" and total is not None:
             mark = math.floor(steps * 10 / total) + 1
@@ -109,21 +122,37 @@ class ProgressBarHook(SessionRunHook):
             self._stride = max(1, int((interval - (now - self._last_draw)) * rate / 2))
         self._next_check = steps + self._stride
 
+    def _seconds_per_step(self, now):
+        """Over the ETA window (from the oldest tick in it to now), or None before a second tick."""
+        if not self._samples:
+            return None
+        first_steps, first_time = self._samples[0]
+        if self.steps <= first_steps or now <= first_time:
+            return None
+        return (now - first_time) / (self.steps - first_steps)
+
     def _line(self, now):
         steps, total = self.steps, self._total
-        elapsed = now - (self._start if self._start is not None else now)
         head = f"{self.label} " if self.label else ""
+        per_step = self._seconds_per_step(now)
         if total is None:
-            rate = steps / elapsed if elapsed > 0 else 0.0
+            if per_step is None:  # the first line: all we know
+                elapsed = now - (self._start if self._start is not None else now)
+                rate = steps / elapsed if elapsed > 0 else 0.0
+            else:
+                rate = 1.0 / per_step
             text = f"{head}{steps} steps - {rate:.2f} steps/s"
         else:
             filled = int(_WIDTH * min(steps / total, 1.0))
             bar = "=" * (filled - 1) + (">" if steps < total else "=") if filled else ""
-            eta = format_eta(elapsed / steps * max(total - steps, 0)) if steps else "?"
+            if steps >= total:
+                eta = "0s"
+            else:
+                eta = "?" if per_step is None else format_eta(per_step * (total - steps))
             text = (f"{head}{steps:>{len(str(total))}}/{total} [{bar.ljust(_WIDTH)}]"
                     f" - ETA: {eta}")
         if self._value is not None:
-            text += f" - loss: {float(np.sum(self._value)):.2f}"
+            text += f" - loss: {float(np.mean(self._value)):.2f}"
         return text
 
     def _draw(self, now, final=False):

@@ -30,10 +30,8 @@ canned_estimator <- function(name, args, call) {
 #' @family estimators
 #' @seealso [train()], [input_fn()], [feature_columns()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' model <- linear_regressor(feature_columns(column_numeric("drat")))
-#' }
 linear_regressor <- function(feature_columns, model_dir = NULL, label_dimension = 1L,
                              weight_column = NULL, optimizer = "Ftrl", seed = NULL, config = NULL) {
   rlang::check_required(feature_columns)
@@ -75,11 +73,9 @@ linear_classifier <- function(feature_columns, model_dir = NULL, n_classes = 2L,
 #' @family estimators
 #' @seealso [train()], [input_fn()], [feature_columns()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' model <- dnn_regressor(hidden_units = c(4, 4),
 #'                        feature_columns = feature_columns(column_numeric("drat")))
-#' }
 dnn_regressor <- function(hidden_units, feature_columns, model_dir = NULL, label_dimension = 1L,
                           weight_column = NULL, optimizer = "Adagrad", activation_fn = "relu",
                           dropout = NULL, seed = NULL, config = NULL) {
@@ -108,12 +104,6 @@ dnn_classifier <- function(hidden_units, feature_columns, model_dir = NULL, n_cl
     label_vocabulary = as_py_list(label_vocabulary, named = FALSE), optimizer = optimizer,
     activation_fn = activation_fn, dropout = dropout
   ), config_args(model_dir, seed, config)), call = rlang::current_env())
-}
-
-#' @export
-print.pyhooks_estimator <- function(x, ...) {
-  cat("<pyhooks estimator> ", reticulate::py_repr(x), "\n", sep = "")
-  invisible(x)
 }
 
 #' Wide and deep models

@@ -49,10 +49,8 @@ object_column_names <- function(x, call = rlang::caller_env()) {
 #' @family feature columns
 #' @seealso [linear_regressor()], [column_numeric()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' feature_columns(column_numeric("drat", "wt"))
-#' }
 feature_columns <- function(..., names = NULL) {
   quos <- lapply(rlang::enquos(...), function(quo) {
     # `starts_with("d") ~ column_numeric()` is `column_numeric(starts_with("d"))`
@@ -67,7 +65,7 @@ feature_columns <- function(..., names = NULL) {
   columns <- if (is.null(names)) evaluate() else {
     tidyselect::with_vars(object_column_names(names), evaluate())
   }
-  py_construct("feature_columns", unname(columns))
+  structure(py_construct("feature_columns", unname(columns)), class = "pyhooks_feature_columns")
 }
 
 #' Feature columns named by selection helpers
@@ -107,10 +105,8 @@ with_columns <- function(columns, expr) {
 #' @family feature columns
 #' @seealso [feature_columns()], [column_bucketized()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_numeric("drat")
-#' }
 column_numeric <- function(..., shape = 1L, default_value = NULL, dtype = "float32",
                            normalizer_fn = NULL) {
   call <- rlang::current_env()
@@ -137,10 +133,8 @@ column_numeric <- function(..., shape = 1L, default_value = NULL, dtype = "float
 #' @family feature columns
 #' @seealso [feature_columns()], [column_indicator()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 6, 8))
-#' }
 column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype = NULL,
                                                     default_value = -1L, num_oov_buckets = 0L) {
   rlang::check_required(vocabulary_list)
@@ -166,10 +160,8 @@ column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype 
 #' @family feature columns
 #' @seealso [feature_columns()], [column_indicator()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_categorical_with_identity("cyl", num_buckets = 9)
-#' }
 column_categorical_with_identity <- function(..., num_buckets, default_value = NULL) {
   rlang::check_required(num_buckets)
   call <- rlang::current_env()
@@ -191,10 +183,8 @@ column_categorical_with_identity <- function(..., num_buckets, default_value = N
 #' @family feature columns
 #' @seealso [feature_columns()], [column_embedding()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_categorical_with_hash_bucket("name", hash_bucket_size = 100)
-#' }
 column_categorical_with_hash_bucket <- function(..., hash_bucket_size, dtype = "string") {
   rlang::check_required(hash_bucket_size)
   call <- rlang::current_env()
@@ -213,10 +203,8 @@ column_categorical_with_hash_bucket <- function(..., hash_bucket_size, dtype = "
 #' @family feature columns
 #' @seealso [feature_columns()], [column_embedding()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_indicator(column_categorical_with_identity("cyl", num_buckets = 9))
-#' }
 column_indicator <- function(categorical_column) {
   rlang::check_required(categorical_column)
   py_construct("column_indicator", list(categorical_column = categorical_column))
@@ -234,11 +222,9 @@ column_indicator <- function(categorical_column) {
 #' @family feature columns
 #' @seealso [feature_columns()], [column_indicator()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_embedding(column_categorical_with_hash_bucket("name", hash_bucket_size = 100),
 #'                  dimension = 4)
-#' }
 column_embedding <- function(categorical_column, dimension, combiner = "mean",
                              initializer = NULL, max_norm = NULL, trainable = TRUE) {
   rlang::check_required(categorical_column)
@@ -259,10 +245,8 @@ column_embedding <- function(categorical_column, dimension, combiner = "mean",
 #' @family feature columns
 #' @seealso [feature_columns()], [column_numeric()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_bucketized(column_numeric("mpg"), boundaries = c(15, 20, 25))
-#' }
 column_bucketized <- function(source_column, boundaries) {
   rlang::check_required(source_column)
   rlang::check_required(boundaries)
@@ -280,10 +264,8 @@ column_bucketized <- function(source_column, boundaries) {
 #' @family feature columns
 #' @seealso [feature_columns()], [column_indicator()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' column_crossed(c("cyl", "gear"), hash_bucket_size = 20)
-#' }
 column_crossed <- function(keys, hash_bucket_size, hash_key = NULL) {
   rlang::check_required(keys)
   rlang::check_required(hash_bucket_size)

@@ -35,23 +35,39 @@ history_of <- function(hook) {
 #' @param ... Passed on to [print.data.frame()] (for `print()`), ignored
 #'   otherwise.
 #' @param row.names,optional See [as.data.frame()].
-#' @param y Which column to plot against `steps`: `"mean_losses"` (default)
-#'   or `"total_losses"`.
+#' @param y Not used.
+#' @param metrics The metrics to plot (e.g. `"mean_losses"`), or `NULL` for
+#'   all: one panel each, against `steps`. Columns named `val_<metric>` or
+#'   `eval_<metric>` are drawn in the panel of `<metric>` as its evaluation
+#'   series.
+#' @param method `"ggplot2"`, `"base"` (base graphics) or `"auto"` (ggplot2
+#'   when it is installed).
 #' @returns `print()` returns `x` invisibly; `as.data.frame()` a plain data
-#'   frame; `plot()` a ggplot object when ggplot2 is installed (otherwise it
-#'   draws with base graphics and returns `x` invisibly).
+#'   frame; `plot()` a ggplot object with ggplot2 (otherwise it draws with
+#'   base graphics and returns `x` invisibly).
 #' @family training
 #' @seealso [train()], [hook_history_saver()]
 #' @name pyhooks_history
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
+#' input <- input_fn(mtcars, response = "mpg", features = "drat", batch_size = 8L)
+#' model <- linear_regressor(feature_columns(column_numeric("drat")))
 #' history <- train(model, input, steps = 4,
 #'                  hooks = list(hook_history_saver(every_n_step = 2)))
 #' history
 #' as.data.frame(history)
 #' plot(history)
-#' }
 NULL
+
+#' @rdname pyhooks_history
+#' @export
+format.pyhooks_history <- function(x, ...) {
+  df <- as.data.frame(x)
+  if (!nrow(df)) {
+    return(c("<pyhooks_history: no rows recorded>",
+             paste0("Columns: ", paste(names(df), collapse = ", "))))
+  }
+  utils::capture.output(print(df, ...))
+}
 
 #' @rdname pyhooks_history
 #' @export
@@ -76,29 +92,92 @@ as.data.frame.pyhooks_history <- function(x, row.names = NULL, optional = FALSE,
 
 #' @rdname pyhooks_history
 #' @export
-plot.pyhooks_history <- function(x, y = "mean_losses", ...) {
-  df <- as.data.frame(x)
-  if (!is.character(y) || length(y) != 1L || !y %in% setdiff(names(df), "steps")) {
-    cli::cli_abort(
-      "{.arg y} must be one of {.val {setdiff(names(df), 'steps')}}, not {.val {format(y)}}.",
-      class = "pyhooks_error_argument"
-    )
+plot.pyhooks_history <- function(x, y, metrics = NULL, method = c("auto", "ggplot2", "base"),
+                                 ...) {
+  method <- match.arg(method)
+  long <- history_long(as.data.frame(x), metrics)
+  if (method == "auto") {
+    method <- if (requireNamespace("ggplot2", quietly = TRUE)) "ggplot2" else "base"
   }
-  if (requireNamespace("ggplot2", quietly = TRUE)) {
-    plot_data <- data.frame(steps = df$steps, value = df[[y]])
-    return(
-      ggplot2::ggplot(plot_data, ggplot2::aes(x = steps, y = value)) +
-        ggplot2::geom_line() +
-        ggplot2::geom_point() +
-        ggplot2::labs(x = "steps", y = y, title = "Training history")
-    )
-  }
-  plot_history_base(df, y)
+  if (method == "ggplot2") return(plot_history_ggplot(long))
+  plot_history_base(long)
   invisible(x)
 }
 
-plot_history_base <- function(df, y) {
-  graphics::plot(df$steps, df[[y]], type = "b", xlab = "steps", ylab = y,
-                 main = "Training history")
-  invisible(df)
+# The history as rows of (steps, metric, data, value): one metric per loss or
+# metric column; columns named "val_<metric>" or "eval_<metric>" are the
+# evaluation series of <metric>, the others the training series.
+history_long <- function(df, metrics = NULL, call = rlang::caller_env()) {
+  columns <- setdiff(names(df), "steps")
+  metric_of <- sub("^(val|eval)_", "", columns)
+  if (!is.null(metrics)) {
+    known <- unique(metric_of)
+    if (!is.character(metrics) || anyNA(metrics) || !all(metrics %in% known)) {
+      cli::cli_abort(
+        "{.arg metrics} must be {.code NULL} or some of {.val {known}}, not {.val {format(metrics)}}.",
+        class = "pyhooks_error_argument", call = call
+      )
+    }
+  }
+  keep <- if (is.null(metrics)) rep(TRUE, length(columns)) else metric_of %in% metrics
+  parts <- lapply(which(keep), function(i) {
+    data.frame(
+      steps = df$steps,
+      metric = metric_of[[i]],
+      data = if (grepl("^(val|eval)_", columns[[i]])) "evaluation" else "training",
+      value = as.numeric(df[[columns[[i]]]]),
+      stringsAsFactors = FALSE
+    )
+  })
+  long <- do.call(rbind, c(parts, list(make.row.names = FALSE)))
+  if (is.null(long)) {
+    long <- data.frame(steps = integer(), metric = character(), data = character(),
+                       value = numeric())
+  }
+  long <- long[!is.na(long$value), , drop = FALSE]
+  long$metric <- factor(long$metric, levels = unique(metric_of[keep]))
+  long
+}
+
+# One facet per metric, a colour per series (training, evaluation) when there
+# are both; lines only where a series has two points or more, points for short
+# runs (as keras3's plot of a training history).
+plot_history_ggplot <- function(long) {
+  counts <- table(interaction(long$metric, long$data, drop = TRUE))
+  n_max <- if (length(counts)) max(counts) else 0L
+  two_series <- length(unique(long$data)) > 1L
+  mapping <- if (two_series) {
+    ggplot2::aes(x = steps, y = value, colour = data)
+  } else {
+    ggplot2::aes(x = steps, y = value)
+  }
+  p <- ggplot2::ggplot(long, mapping)
+  lines <- long[interaction(long$metric, long$data) %in% names(counts)[counts >= 2L], ,
+                drop = FALSE]
+  if (nrow(lines)) p <- p + ggplot2::geom_line(data = lines)
+  if (n_max < 20L) p <- p + ggplot2::geom_point()
+  p + ggplot2::facet_wrap(~metric, ncol = 1L, scales = "free_y", strip.position = "left") +
+    ggplot2::labs(x = "steps", y = NULL, colour = NULL) +
+    ggplot2::theme(strip.placement = "outside")
+}
+
+plot_history_base <- function(long) {
+  metrics <- levels(long$metric)
+  if (!length(metrics)) {
+    graphics::plot.new()
+    return(invisible(long))
+  }
+  old <- graphics::par(mfrow = c(length(metrics), 1L), mar = c(4, 4, 1, 1))
+  on.exit(graphics::par(old))
+  series <- c(training = 1L, evaluation = 2L)
+  for (metric in metrics) {
+    rows <- long[long$metric == metric, , drop = FALSE]
+    graphics::plot(rows$steps, rows$value, type = "n", xlab = "steps", ylab = metric)
+    for (data in intersect(names(series), rows$data)) {
+      part <- rows[rows$data == data, , drop = FALSE]
+      graphics::lines(part$steps, part$value, type = if (nrow(part) < 20L) "b" else "l",
+                      col = series[[data]], pch = 19)
+    }
+  }
+  invisible(long)
 }

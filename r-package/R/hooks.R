@@ -20,10 +20,8 @@
 #' @family hooks
 #' @seealso [train()], [hook_summary_saver()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' hook_checkpoint_saver(tempfile("ckpt"), save_steps = 10)
-#' }
 hook_checkpoint_saver <- function(checkpoint_dir, save_secs = NULL, save_steps = NULL,
                                   saver = NULL, checkpoint_basename = "model.ckpt",
                                   scaffold = NULL, listeners = NULL, save_graph_def = TRUE,
@@ -54,10 +52,8 @@ hook_checkpoint_saver <- function(checkpoint_dir, save_secs = NULL, save_steps =
 #' @family hooks
 #' @seealso [train()], [hook_stop_at_step()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' hook_global_step_waiter(wait_until_step = 0, timeout_secs = 60)
-#' }
 hook_global_step_waiter <- function(wait_until_step, timeout_secs = NULL) {
   rlang::check_required(wait_until_step)
   py_construct("GlobalStepWaiterHook", list(
@@ -88,11 +84,12 @@ hook_global_step_waiter <- function(wait_until_step, timeout_secs = NULL) {
 #' @seealso [train()], which returns the history, and
 #'   [print.pyhooks_history()].
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
+#' input <- input_fn(mtcars, response = "mpg", features = "drat", batch_size = 8L)
+#' model <- linear_regressor(feature_columns(column_numeric("drat")))
 #' history <- train(model, input, steps = 4,
 #'                  hooks = list(hook_history_saver(every_n_step = 2)))
-#' }
+#' history
 hook_history_saver <- function(every_n_step = 10, path = NULL, metrics = NULL, loss = NULL) {
   py_construct("HistorySaverHook", list(
     every_n_step = as_py_int(every_n_step),
@@ -120,10 +117,8 @@ hook_history_saver <- function(every_n_step = 10, path = NULL, metrics = NULL, l
 #' @family hooks
 #' @seealso [train()], [hook_step_counter()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' hook_logging_tensor(list(step = "global_step"), every_n_iter = 10)
-#' }
 hook_logging_tensor <- function(tensors, every_n_iter = NULL, every_n_secs = NULL,
                                 at_end = FALSE, formatter = NULL) {
   rlang::check_required(tensors)
@@ -148,10 +143,8 @@ hook_logging_tensor <- function(tensors, every_n_iter = NULL, every_n_secs = NUL
 #' @family hooks
 #' @seealso [train()]
 #' @export
-#' @examples
-#' \dontrun{
-#' hook_nan_tensor(loss, fail_on_nan_loss = FALSE)
-#' }
+#' @examplesIf is_pyhooks_available()
+#' hook_nan_tensor("per_example_loss:0", fail_on_nan_loss = FALSE)
 hook_nan_tensor <- function(loss_tensor, fail_on_nan_loss = TRUE, fail_on_inf = TRUE) {
   rlang::check_required(loss_tensor)
   py_construct("NanTensorHook", list(
@@ -161,8 +154,11 @@ hook_nan_tensor <- function(loss_tensor, fail_on_nan_loss = TRUE, fail_on_inf = 
 
 #' Show a progress bar during training
 #'
-#' Shows `Training 2/2 [=====...] - ETA: 0s - loss: 3136.10`, written through
-#' R. On a dynamic console (a terminal, RStudio) the line is redrawn in place;
+#' Shows `Training 2/2 [=====...] - ETA: 0s - loss: 392.01`, written through
+#' R. The loss is the step's mean loss (the mean of the per-example loss, as
+#' Keras shows it); the ETA comes from the steps of the last ~30 seconds, and
+#' shows `?` until a second line is due (the first step also pays for building
+#' the model). On a dynamic console (a terminal, RStudio) the line is redrawn in place;
 #' under `Rscript` to a file, knitr, testthat or CI whole lines are written
 #' (at each 10% of the steps). Set `options(pyhooks.progress = "plain")` or
 #' `"dynamic"` to choose.
@@ -179,10 +175,11 @@ hook_nan_tensor <- function(loss_tensor, fail_on_nan_loss = TRUE, fail_on_inf = 
 #' @family hooks
 #' @seealso [train()]
 #' @export
-#' @examples
-#' \dontrun{
-#' train(model, input, steps = 2, hooks = list(hook_progress_bar()))
-#' }
+#' @examplesIf is_pyhooks_available()
+#' input <- input_fn(mtcars, response = "mpg", features = "drat", batch_size = 8L)
+#' model <- linear_regressor(feature_columns(column_numeric("drat")))
+#' history <- train(model, input, steps = 2, hooks = list(hook_progress_bar()))
+#' hook_progress_bar(label = "Fitting", min_interval = 1)
 hook_progress_bar <- function(label = "Training", total = NULL, loss = NULL, writer = NULL,
                               mode = NULL, min_interval = 0.1) {
   py_construct("ProgressBarHook", list(
@@ -208,10 +205,8 @@ hook_progress_bar <- function(label = "Training", total = NULL, loss = NULL, wri
 #' @family hooks
 #' @seealso [train()], [hook_logging_tensor()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' hook_step_counter(every_n_steps = 10)
-#' }
 hook_step_counter <- function(every_n_steps = 100, every_n_secs = NULL, output_dir = NULL,
                               summary_writer = NULL) {
   py_construct("StepCounterHook", list(
@@ -230,10 +225,8 @@ hook_step_counter <- function(every_n_steps = 100, every_n_secs = NULL, output_d
 #' @family hooks
 #' @seealso [train()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' hook_stop_at_step(num_steps = 5)
-#' }
 hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
   py_construct("StopAtStepHook", list(
     num_steps = as_py_int(num_steps),
@@ -259,7 +252,9 @@ hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
 #' @export
 #' @examples
 #' \dontrun{
-#' hook_summary_saver(save_steps = 10, output_dir = tempfile("summaries"))
+#' # `summary_op`: a summary tensor of the graph being trained
+#' hook_summary_saver(save_steps = 10, output_dir = tempfile("summaries"),
+#'                    summary_op = summary_op)
 #' }
 hook_summary_saver <- function(save_steps = NULL, save_secs = NULL, output_dir = NULL,
                                summary_writer = NULL, scaffold = NULL, summary_op = NULL) {
@@ -291,10 +286,8 @@ hook_summary_saver <- function(save_steps = NULL, save_secs = NULL, output_dir =
 #' @family hooks
 #' @seealso [train()], [hook_step_counter()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' hook_profiler(save_steps = 2, output_dir = tempfile("profile"))
-#' }
 hook_profiler <- function(save_steps = NULL, save_secs = NULL, output_dir = "",
                           show_dataflow = TRUE, show_memory = FALSE) {
   py_construct("ProfilerHook", list(

@@ -32,11 +32,9 @@
 #' @family estimators
 #' @seealso [train()], [feature_columns()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"),
 #'                   batch_size = 8L)
-#' }
 input_fn <- function(data, ...) {
   if (missing(data)) { # tfestimators' `object =`
     dots <- rlang::enquos(...)

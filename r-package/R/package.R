@@ -6,9 +6,10 @@
 #'
 #' Python is found through reticulate: `RETICULATE_PYTHON` when set, else
 #' the option `pyhooks.python` or the environment variable `PYHOOKS_PYTHON`,
-#' else the project's `.venv` (the one holding the R library this package is
-#' installed in, or one in the working directory or above it). Python,
-#' TensorFlow and pyhooks' Python code are loaded at first use, never by
+#' else the Python of the checkout whose `make install` (or `make setup`)
+#' installed this package, else the environment made by [install_pyhooks()],
+#' else a `.venv` in the working directory or above it. Python, TensorFlow
+#' and pyhooks' Python code are loaded at first use, never by
 #' `library(pyhooks)`.
 #'
 #' Options:
@@ -31,9 +32,18 @@
     "pyhooks",
     delay_load = list(
       priority = 5,
-      before_load = function() use_pyhooks_python(libname),
-      on_load = function() on_python_loaded(),
-      on_error = function(e) abort_python_missing(e)
+      before_load = function() {
+        use_pyhooks_python(libname)
+        hide_working_directory()
+      },
+      on_load = function() {
+        restore_working_directory()
+        on_python_loaded()
+      },
+      on_error = function(e) {
+        restore_working_directory()
+        abort_python_missing(e)
+      }
     )
   )
   # the exported `tf` (TensorFlow 1.x's API for model functions), loaded on first use
@@ -47,17 +57,17 @@
   )
 }
 
-# The Python executable pyhooks should use, or NULL to let reticulate decide.
+# The Python executable pyhooks should use, or NULL to let reticulate decide:
+# the option pyhooks.python or PYHOOKS_PYTHON, else the Python recorded when
+# `make install` / `make setup` installed this package (setup.dcf), else the
+# virtualenv made by install_pyhooks(), else a .venv in the working directory
+# or above it.
 pyhooks_python <- function(libname = .py$libname) {
   explicit <- getOption("pyhooks.python", Sys.getenv("PYHOOKS_PYTHON"))
   if (is.character(explicit) && length(explicit) == 1L && nzchar(explicit)) {
     return(explicit)
   }
-  candidates <- character()
-  if (!is.null(libname) && basename(libname) == "R-library") {
-    # installed by `make setup` into <project>/.venv/R-library
-    candidates <- file.path(dirname(libname), "bin", "python")
-  }
+  candidates <- c(installed_setup(libname)[["Python"]], install_pyhooks_python())
   dir <- normalizePath(getwd(), mustWork = FALSE)
   repeat {
     candidates <- c(candidates, file.path(dir, ".venv", "bin", "python"))
@@ -69,6 +79,16 @@ pyhooks_python <- function(libname = .py$libname) {
   if (length(found)) found[[1L]] else NULL
 }
 
+# What `make install` recorded in the installed package: `Python` (the
+# checkout's .venv Python) and `Source` (the checkout), or an empty list.
+installed_setup <- function(libname = .py$libname) {
+  file <- if (!is.null(libname)) file.path(libname, "pyhooks", "setup.dcf") else ""
+  if (!nzchar(file) || !file.exists(file)) return(list())
+  fields <- tryCatch(read.dcf(file), error = function(e) NULL)
+  if (is.null(fields) || nrow(fields) != 1L) return(list())
+  as.list(fields[1L, ])
+}
+
 use_pyhooks_python <- function(libname) {
   if (reticulate::py_available(initialize = FALSE)) return(invisible())
   if (nzchar(Sys.getenv("RETICULATE_PYTHON"))) return(invisible())
@@ -76,6 +96,32 @@ use_pyhooks_python <- function(libname) {
   if (!is.null(python)) {
     try(reticulate::use_python(python, required = TRUE), silent = TRUE)
   }
+  invisible()
+}
+
+# reticulate puts "" (the working directory) first on Python's sys.path: in a
+# directory holding a folder named pyhooks (an R library, R CMD check's
+# pyhooks.Rcheck), `import pyhooks` would import that folder. It is taken off
+# for the import of pyhooks only.
+hide_working_directory <- function() {
+  if (!isTRUE(tryCatch(reticulate::py_available(initialize = TRUE), error = function(e) FALSE))) {
+    return(invisible()) # reticulate's import reports why
+  }
+  path <- reticulate::import("sys", convert = FALSE)$path
+  .py$hidden_entries <- 0L
+  while (isTRUE(reticulate::py_to_r(path$`__contains__`("")))) {
+    path$remove("")
+    .py$hidden_entries <- .py$hidden_entries + 1L
+  }
+  invisible()
+}
+
+restore_working_directory <- function() {
+  n <- .py$hidden_entries
+  .py$hidden_entries <- NULL
+  if (is.null(n) || n == 0L) return(invisible())
+  path <- reticulate::import("sys", convert = FALSE)$path
+  for (i in seq_len(n)) path$insert(0L, "")
   invisible()
 }
 
@@ -97,12 +143,11 @@ abort_python_missing <- function(e) {
       "x" = "{conditionMessage(e)}",
       "i" = if (!is.null(python)) "Python used: {.file {python}}.",
       "i" = paste(
-        "Install pyhooks and TensorFlow in that Python",
-        "({.code pip install -e <pyhooks checkout>[tensorflow]}),",
-        "or point R to a Python that has them:",
-        "{.code Sys.setenv(RETICULATE_PYTHON = \"<project>/.venv/bin/python\")}",
-        "or the option {.code pyhooks.python}, before the first use",
-        "(run {.code make setup} in the project to create {.file .venv})."
+        "Create a Python environment with pyhooks and TensorFlow with",
+        "{.run pyhooks::install_pyhooks()} and restart R,",
+        "or run {.code make install} in the pyhooks checkout (R then uses its {.file .venv}),",
+        "or choose a Python that has them with {.code options(pyhooks.python = \"/path/to/python\")}",
+        "before the first use."
       )
     ),
     class = "pyhooks_python_missing",
@@ -126,4 +171,4 @@ py_bridge <- function() {
   .py$bridge
 }
 
-utils::globalVariables(c("steps", "value"))
+utils::globalVariables(c("steps", "value", "data"))

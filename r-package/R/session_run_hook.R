@@ -56,15 +56,17 @@ callback_args <- list(
 #' @seealso [session_run_args()], [train()], the `hook_*()` functions for
 #'   built-in hooks.
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' steps <- 0
 #' counter <- session_run_hook(after_run = function(context, values) {
 #'   steps <<- steps + 1
 #'   if (steps >= 3) context$request_stop()
 #' })
-#' train(model, input, steps = 10, hooks = list(counter))
-#' }
+#' input <- input_fn(mtcars, response = "mpg", features = "drat", batch_size = 8L,
+#'                   num_epochs = NULL)
+#' model <- linear_regressor(feature_columns(column_numeric("drat")))
+#' history <- train(model, input, steps = 10, hooks = list(counter))
+#' steps
 session_run_hook <- function(begin = NULL, after_create_session = NULL, before_run = NULL,
                              after_run = NULL, end = NULL, after_error = NULL) {
   given <- list(
@@ -98,6 +100,7 @@ session_run_hook <- function(begin = NULL, after_create_session = NULL, before_r
   }
   hook <- py_construct("LambdaHook", c(callbacks, list(name = "session_run_hook()")))
   attr(hook, "pyhooks_state") <- state
+  attr(hook, "pyhooks_args") <- given
   class(hook) <- c("pyhooks_session_run_hook", class(hook))
   hook
 }
@@ -247,15 +250,13 @@ print.pyhooks_run_values <- function(x, ...) {
 #' @family custom hooks
 #' @seealso [session_run_hook()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' session_run_hook(
 #'   before_run = function(context) {
 #'     session_run_args(losses = context$session$graph$get_collection("losses"))
 #'   },
 #'   after_run = function(context, values) print(mean(values$results$losses[[1]]))
 #' )
-#' }
 session_run_args <- function(..., feed_dict = NULL, options = NULL) {
   fetches <- list(...)
   # A before_run asks for the same fetches at every step: the same R values

@@ -38,15 +38,13 @@
 #' @seealso [hook_progress_bar()], [hook_history_saver()],
 #'   [session_run_hook()], [input_fn()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' fcs <- feature_columns(column_numeric("drat"))
 #' input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"),
 #'                   batch_size = 8L)
 #' history <- linear_regressor(feature_columns = fcs) %>%
 #'   train(input_fn = input, steps = 4)
 #' history
-#' }
 train <- function(object, ...) {
   UseMethod("train")
 }
@@ -129,9 +127,12 @@ stats::predict
 #' @rdname train
 #' @param predict_keys Names of the predictions to return (e.g.
 #'   `"predictions"`, `"probabilities"`), or `NULL` for all.
-#' @param simplify `predict()`: `TRUE` to return a data frame with one row
-#'   per example (a matrix column for vector-valued keys such as
-#'   `probabilities`), `FALSE` for a list with one named list per example.
+#' @param simplify `predict()`: `TRUE` to return the predictions as R values: a vector
+#'   with one value per example when there is one output (a regressor's
+#'   `predictions`, or one of `predict_keys`), else a data frame with one row
+#'   per example and one column per output (a vector, or a matrix for
+#'   vector-valued outputs such as `probabilities`). `FALSE` for a list with
+#'   one named list per example.
 #'   `evaluate()`: `TRUE` for a data frame, `FALSE` for a named list.
 #' @returns `predict()`: the predictions, see `simplify`.
 #' @export
@@ -156,7 +157,13 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   )
   result <- restore_arrays(result)
   if (!isTRUE(simplify)) return(result)
-  columns <- lapply(result, function(column) if (is.array(column)) I(column) else column)
+  columns <- lapply(result, function(column) {
+    if (is.array(column) && length(dim(column)) <= 2L && prod(dim(column)[-1L]) == 1L) {
+      return(as.vector(column)) # one value per example
+    }
+    if (is.array(column)) I(column) else column
+  })
+  if (length(columns) == 1L && !inherits(columns[[1L]], "AsIs")) return(columns[[1L]])
   as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
 }
 

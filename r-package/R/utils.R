@@ -153,9 +153,12 @@ with_py_errors <- function(expr, call = rlang::caller_env()) {
 }
 
 # Calls the Python callable `name` of pyhooks with `args` (after check_not_na()).
+# Python objects made so keep `args` (attribute "pyhooks_args") for printing.
 py_construct <- function(name, args, call = rlang::caller_env()) {
   for (arg in names(args)) if (nzchar(arg)) check_not_na(args[[arg]], arg, call)
-  py_construct_unchecked(name, args, call)
+  object <- py_construct_unchecked(name, args, call)
+  if (is_py_object(object)) attr(object, "pyhooks_args") <- args
+  object
 }
 
 # py_construct() without its NA check, for session_run_args(), which comes

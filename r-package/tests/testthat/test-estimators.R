@@ -4,7 +4,7 @@ test_that("linear_regressor() trains, evaluates and predicts", {
   skip_if_no_pyhooks()
   model <- linear_regressor(feature_columns = mtcars_columns(), seed = 1)
   expect_s3_class(model, "pyhooks_estimator")
-  expect_output(print(model), "<pyhooks estimator> <pyhooks linear_regressor: columns \\[drat\\]")
+  expect_output(print(model), "^<linear_regressor: 1 feature column \\(drat\\), model_dir ")
   history <- quiet_train(model, steps = 2)
   expect_identical(history$steps, 2L)
   expect_error(linear_regressor(), "`feature_columns` is absent")
@@ -24,6 +24,8 @@ test_that("linear_classifier() predicts classes and probabilities", {
   expect_true(all(c("probabilities", "class_ids") %in% names(predictions)))
   expect_identical(dim(predictions$probabilities), c(32L, 2L))
   expect_equal(rowSums(predictions$probabilities), rep(1, 32), tolerance = 1e-5)
+  expect_null(dim(predictions$class_ids)) # one value per example: a vector column
+  expect_length(predictions$class_ids, 32L)
   expect_error(linear_classifier(mtcars_columns(), n_classes = 2.5), "`n_classes` must be a whole number")
 })
 
@@ -34,8 +36,10 @@ test_that("linear_classifier() takes string labels with a vocabulary", {
   model <- linear_classifier(feature_columns(column_numeric("x")), n_classes = 3,
                              label_vocabulary = c("g3", "g4", "g5"))
   quiet_train(model, input, steps = 2)
-  predictions <- predict(model, input_fn(data, features = "x"), predict_keys = "classes")
-  expect_true(all(predictions$classes %in% c("g3", "g4", "g5")))
+  classes <- predict(model, input_fn(data, features = "x"), predict_keys = "classes")
+  expect_type(classes, "character") # one output: a vector
+  expect_length(classes, nrow(data))
+  expect_true(all(classes %in% c("g3", "g4", "g5")))
 })
 
 test_that("dnn_regressor() and dnn_classifier() train", {

@@ -37,19 +37,64 @@ test_that("a Python without pyhooks gives an actionable error", {
   )
   expect_match(out, "pyhooks could not be loaded")
   expect_match(out, "No module named 'pyhooks'")
-  expect_match(out, "RETICULATE_PYTHON")
+  expect_match(out, "pyhooks::install_pyhooks()", fixed = TRUE)
+  expect_match(out, "make install")
 })
 
-test_that("the project's Python is found when nothing is set", {
+test_that("the Python recorded by make install is found when nothing is set", {
   old <- options(pyhooks.python = "/opt/python/bin/python")
   on.exit(options(old))
   expect_identical(pyhooks:::pyhooks_python(), "/opt/python/bin/python")
   options(pyhooks.python = NULL)
-  lib <- file.path(tempfile(), ".venv", "R-library")
-  dir.create(file.path(dirname(lib), "bin"), recursive = TRUE)
-  file.create(file.path(dirname(lib), "bin", "python"))
   old_env <- Sys.getenv("PYHOOKS_PYTHON", unset = NA)
   Sys.unsetenv("PYHOOKS_PYTHON")
   on.exit(if (!is.na(old_env)) Sys.setenv(PYHOOKS_PYTHON = old_env), add = TRUE)
-  expect_identical(pyhooks:::pyhooks_python(lib), file.path(dirname(lib), "bin", "python"))
+  # an installed package in `lib`, with the setup.dcf that `make install` writes
+  lib <- tempfile("lib")
+  python <- file.path(tempfile("checkout"), ".venv", "bin", "python")
+  dir.create(dirname(python), recursive = TRUE)
+  file.create(python)
+  dir.create(file.path(lib, "pyhooks"), recursive = TRUE)
+  writeLines(c(paste("Python:", python), paste("Source:", dirname(dirname(dirname(python))))),
+             file.path(lib, "pyhooks", "setup.dcf"))
+  expect_identical(pyhooks:::pyhooks_python(lib), python)
+  expect_identical(pyhooks:::installed_setup(lib)$Source, dirname(dirname(dirname(python))))
+  # a recorded Python that is gone is skipped
+  unlink(python)
+  expect_false(identical(pyhooks:::pyhooks_python(lib), python))
+})
+
+test_that("the installed package knows the checkout's Python", {
+  skip_on_cran()
+  setup <- pyhooks:::installed_setup(dirname(find.package("pyhooks")))
+  skip_if(!length(setup), "not installed by make")
+  expect_true(file.exists(setup$Python))
+  expect_true(file.exists(file.path(setup$Source, "pyproject.toml")))
+})
+
+test_that("install_pyhooks() checks its arguments before creating anything", {
+  expect_error(install_pyhooks(envname = ""), "`envname` must be a single non-empty string")
+  expect_error(install_pyhooks(source = tempfile()), "`source` must be a pyhooks checkout")
+  expect_error(install_pyhooks(source = tempdir(), extras = "gpu"),
+               "`source` has no")
+  checkout <- tempfile("checkout")
+  dir.create(checkout)
+  file.create(file.path(checkout, "pyproject.toml"))
+  expect_error(install_pyhooks(source = checkout, extras = "gpu"),
+               '`extras` must be a subset of c\\("tensorflow", "r"\\)')
+})
+
+test_that("a folder named pyhooks in the working directory does not shadow the Python module", {
+  skip_on_cran()
+  skip_if_no_pyhooks()
+  dir <- tempfile("workdir")
+  dir.create(file.path(dir, "pyhooks"), recursive = TRUE) # e.g. an R library, R CMD check's
+  python <- reticulate::py_config()$python
+  out <- rscript(
+    paste0("setwd(", deparse(dir), "); library(pyhooks); print(column_numeric('x')); ",
+           "cat('cwd kept on sys.path:', reticulate::py_eval(\"__import__('sys').path[0]\") == '')"),
+    env = c(lib_env(), RETICULATE_PYTHON = python)
+  )
+  expect_match(out, '<column_numeric: key = "x">', fixed = TRUE)
+  expect_match(out, "cwd kept on sys.path: TRUE", fixed = TRUE)
 })

@@ -55,21 +55,58 @@ test_that("a fixed history prints as SPEC section 3 shows", {
   expect_snapshot(print(history))
 })
 
-test_that("plot() draws the loss curve with ggplot2, or base graphics", {
+test_that("plot() draws one panel per metric with ggplot2, or base graphics", {
   skip_if_no_pyhooks()
   history <- quiet_train(linear_regressor(mtcars_columns()), steps = 4,
                          hooks = list(hook_history_saver(every_n_step = 1)))
   skip_if_not_installed("ggplot2")
   p <- plot(history)
   expect_s3_class(p, "ggplot")
-  expect_identical(p$labels$y, "mean_losses")
-  expect_identical(plot(history, y = "total_losses")$labels$y, "total_losses")
-  expect_error(plot(history, y = "nope"), "`y` must be one of")
+  built <- expect_silent(ggplot2::ggplot_build(p))
+  expect_identical(levels(p$data$metric), c("mean_losses", "total_losses"))
+  expect_identical(nrow(built$layout$layout), 2L) # two panels
+  expect_identical(vapply(p$layers, function(l) class(l$geom)[[1]], ""), c("GeomLine", "GeomPoint"))
+  only <- plot(history, metrics = "total_losses")
+  expect_identical(levels(only$data$metric), "total_losses")
+  expect_error(plot(history, metrics = "nope"), "`metrics` must be `NULL` or some of")
   file <- tempfile(fileext = ".pdf")
   grDevices::pdf(file)
-  expect_invisible(pyhooks:::plot_history_base(as.data.frame(history), "mean_losses"))
+  expect_invisible(plot(history, method = "base"))
   grDevices::dev.off()
   expect_gt(file.size(file), 0)
+})
+
+test_that("plot() of a one-row history draws a point without warnings", {
+  skip_if_not_installed("ggplot2")
+  one <- pyhooks:::new_history(NULL)
+  one <- structure(data.frame(mean_losses = 2, total_losses = 16, steps = 3L),
+                   class = class(one))
+  p <- plot(one)
+  expect_silent(ggplot2::ggplot_build(p))
+  expect_identical(vapply(p$layers, function(l) class(l$geom)[[1]], ""), "GeomPoint")
+})
+
+test_that("plot() draws evaluation columns as a second series of their metric", {
+  skip_if_not_installed("ggplot2")
+  history <- structure(
+    data.frame(mean_losses = c(4, 3, 2), val_mean_losses = c(5, NA, 3), steps = 1:3),
+    class = c("pyhooks_history", "data.frame")
+  )
+  p <- plot(history)
+  expect_identical(levels(p$data$metric), "mean_losses")
+  expect_setequal(unique(p$data$data), c("training", "evaluation"))
+  expect_silent(ggplot2::ggplot_build(p))
+  many <- structure(data.frame(mean_losses = 1:30 / 10, total_losses = 1:30, steps = 1:30),
+                    class = c("pyhooks_history", "data.frame"))
+  expect_identical(vapply(plot(many)$layers, function(l) class(l$geom)[[1]], ""), "GeomLine")
+})
+
+test_that("format() and print() of a history", {
+  empty <- pyhooks:::new_history(NULL)
+  expect_identical(format(empty)[[1]], "<pyhooks_history: no rows recorded>")
+  history <- structure(data.frame(mean_losses = 2, total_losses = 16, steps = 3L),
+                       class = c("pyhooks_history", "data.frame"))
+  expect_output(print(history), "mean_losses total_losses steps")
 })
 
 test_that("each call has its own history; training continues from the last step", {
@@ -189,18 +226,18 @@ test_that("evaluate() returns the metrics and runs hooks", {
   expect_error(evaluate(model, input_fn(mtcars, features = "drat")), "needs labels")
 })
 
-test_that("predict() returns one row per example", {
+test_that("predict() returns one value per example", {
   skip_if_no_pyhooks()
   model <- linear_regressor(mtcars_columns())
   quiet_train(model, steps = 2)
   predictions <- predict(model, input_fn(mtcars, features = c("drat", "cyl")))
-  expect_s3_class(predictions, "data.frame")
-  expect_identical(nrow(predictions), nrow(mtcars))
-  expect_named(predictions, "predictions")
+  expect_type(predictions, "double")
+  expect_null(dim(predictions))
+  expect_length(predictions, nrow(mtcars))
   rows <- predict(model, input_fn(mtcars[1:3, ], features = "drat"), simplify = FALSE)
   expect_length(rows, 3L)
   expect_named(rows[[1]], "predictions")
-  expect_equal(rows[[1]]$predictions, predictions$predictions[[1]], tolerance = 1e-6)
+  expect_equal(rows[[1]]$predictions, predictions[[1]], tolerance = 1e-6)
   expect_error(predict(model, input_fn(mtcars, features = "drat"), predict_keys = "nope"),
                "unknown key")
 })

@@ -1,0 +1,41 @@
+# How hooks, estimators and feature columns print.
+
+test_that("hooks print as their R function with their settings", {
+  skip_if_no_pyhooks()
+  expect_identical(format(hook_history_saver(every_n_step = 2)),
+                   "<hook_history_saver: every_n_step = 2>")
+  expect_output(print(hook_stop_at_step(num_steps = 5)), "^<hook_stop_at_step: num_steps = 5>$")
+  bar <- format(hook_progress_bar(mode = "plain"))
+  expect_match(bar, '^<hook_progress_bar: label = "Training", writer = <function>, mode = "plain", min_interval = 0.1>$')
+  expect_identical(format(hook_nan_tensor("loss:0", fail_on_nan_loss = FALSE)),
+                   '<hook_nan_tensor: loss_tensor = "loss:0", fail_on_nan_loss = FALSE, fail_on_inf = TRUE>')
+  expect_identical(format(session_run_hook(before_run = function(context) NULL,
+                                           end = function(session) NULL)),
+                   "<session_run_hook: before_run, end>")
+})
+
+test_that("secrets are not printed", {
+  skip_if_no_pyhooks()
+  hook <- hook_configure_gcs(credentials = list(client_id = "id", client_secret = "s3cret",
+                                                refresh_token = "t", type = "authorized_user"))
+  expect_false(grepl("s3cret", format(hook), fixed = TRUE))
+  expect_match(format(hook), "credentials = <hidden>")
+})
+
+test_that("feature columns and estimators print what they are", {
+  skip_if_no_pyhooks()
+  expect_identical(format(column_numeric("drat")), '<column_numeric: key = "drat">')
+  expect_identical(format(column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 6, 8))),
+                   '<column_categorical_with_vocabulary_list: key = "cyl", vocabulary_list = c(4, 6, 8)>')
+  fcs <- feature_columns(column_numeric("drat", "cyl"))
+  expect_identical(format(fcs)[[1]], "<feature_columns: 2 columns>")
+  expect_output(print(fcs), '  <column_numeric: key = "cyl">', fixed = TRUE)
+  cyl <- column_categorical_with_identity("gear", num_buckets = 6)
+  expect_match(format(column_indicator(cyl)),
+               '^<column_indicator: categorical_column = <column_categorical_with_identity: key = "gear", num_buckets = 6>>$')
+  dir <- tempfile("model")
+  model <- linear_regressor(feature_columns(column_numeric("drat")), model_dir = dir)
+  expect_identical(format(model), sprintf("<linear_regressor: 1 feature column (drat), model_dir %s>",
+                                          normalizePath(dir)))
+  expect_output(print(dnn_regressor(c(2, 2), fcs)), "^<dnn_regressor: 2 feature columns \\(")
+})

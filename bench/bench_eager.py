@@ -104,13 +104,12 @@ def noop_hooks(steps):
     """Four hooks that fetch what the four real ones fetch and do nothing with it."""
     import pyhooks
     from pyhooks.eager import GLOBAL_STEP_READ, LOSS
-    from pyhooks.hooks._common import deferred
 
     class Fetch(pyhooks.SessionRunHook):
         def __init__(self, make):
             self.make = make
 
-        def begin(self):  # as the real ones: the loss they use now and then unconverted
+        def begin(self):  # as the real ones
             self.args = pyhooks.SessionRunArgs(self.make())
 
         def before_run(self, run_context):
@@ -119,9 +118,8 @@ def noop_hooks(steps):
         def after_run(self, run_context, run_values):
             pass
 
-    step = lambda: deferred(GLOBAL_STEP_READ)  # noqa: E731 - what the real ones fetch
-    return [Fetch(lambda: deferred(LOSS)), Fetch(lambda: (step(), deferred(LOSS))),
-            Fetch(step), Fetch(lambda: "loss")]
+    return [Fetch(lambda: LOSS), Fetch(lambda: (GLOBAL_STEP_READ, LOSS)),
+            Fetch(lambda: GLOBAL_STEP_READ), Fetch(lambda: "loss")]
 
 
 def keras_three(keras):

@@ -293,21 +293,20 @@ class _GraphState:
                 self.epochs = v1.placeholder(tf.int64, [], name="num_epochs")
                 self.buffer = v1.placeholder(tf.int64, [], name="shuffle_buffer")
                 self.seed = v1.placeholder_with_default(tf.constant(0, tf.int64), [], name="seed")
-                # No tf.data graph rewrites: they would run at every re-initialization
-                # (each call) and gain nothing on in-memory slices.
-                options = tf.data.Options()
-                options.experimental_optimization.apply_default_optimizations = False
-                options.experimental_optimization.inject_prefetch = False
-                options.autotune.enabled = False
-                base = tf.data.Dataset.from_tensor_slices(self.placeholders)
-                plain = base.repeat(self.epochs).batch(self.batch_size).with_options(options)
-                shuffled = base.shuffle(self.buffer, seed=self.seed, reshuffle_each_iteration=True)
-                shuffled = shuffled.repeat(self.epochs).batch(self.batch_size)
-                shuffled = shuffled.with_options(options)
-                iterator = v1.data.Iterator.from_structure(v1.data.get_output_types(plain),
-                                                           v1.data.get_output_shapes(plain))
-                self.init_plain = iterator.make_initializer(plain)
-                self.init_shuffled = iterator.make_initializer(shuffled)
+                orders = _row_orders(tf, self.placeholders, self.batch_size, self.epochs,
+                                     self.buffer, self.seed)
+                columns = self.placeholders
+
+                def gather(rows):  # one batch: a slice of every column, as whole tensors
+                    return {name: tf.gather(column, rows) for name, column in columns.items()}
+
+                datasets = {name: order.map(gather).prefetch(tf.data.AUTOTUNE)
+                            for name, order in orders.items()}
+                iterator = v1.data.Iterator.from_structure(
+                    v1.data.get_output_types(datasets["plain"]),
+                    v1.data.get_output_shapes(datasets["plain"]))
+                self.initializers = {name: iterator.make_initializer(dataset)
+                                     for name, dataset in datasets.items()}
                 batch = iterator.get_next()
 
             raw = {(key, kind): batch[_feature_name(key, kind)]
@@ -411,17 +410,19 @@ class _GraphState:
         return int(self.session.run(self.global_step_read))
 
     def start_input(self, feeds, input_fn, training, epochs=None):
-        shuffle = input_fn.shuffles(training)
         feed = {self.placeholders[name]: value for name, value in feeds.items()}
         num_epochs = input_fn.num_epochs if epochs is None else epochs
         feed[self.batch_size] = input_fn.batch_size
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
-        if shuffle:
-            feed[self.buffer] = input_fn.queue_capacity
+        order = "plain"
+        if input_fn.shuffles(training):
+            buffer = input_fn.queue_capacity
+            order = "permuted" if buffer is None or buffer >= input_fn.n else "buffered"
+            feed[self.buffer] = 0 if buffer is None else buffer
             # a fixed seed repeats the same order in every call; None: a new order each call
             feed[self.seed] = (input_fn.seed if input_fn.seed is not None
                                else int(_SEEDS.integers(1, 2**31 - 1)))
-        self.session.run(self.init_shuffled if shuffle else self.init_plain, feed)
+        self.session.run(self.initializers[order], feed)
 
     def save(self, step):
         path = os.path.join(self.model_dir, "model.ckpt")
@@ -453,6 +454,32 @@ class _GraphState:
 
     def close(self):
         self.session.close()
+
+
+def _row_orders(tf, columns, batch_size, epochs, buffer, seed):
+    """Datasets of row numbers, one ``int64 [batch]`` vector per step, for each order.
+
+    Batches run on across epochs (the last batch of the last epoch may be
+    smaller); every epoch holds every row once. ``plain``: rows in input order;
+    ``permuted``: a new random permutation of all rows each epoch (what a shuffle
+    buffer holding all rows gives), made as one tensor; ``buffered``: a shuffle
+    buffer of ``buffer`` row numbers, as ``Dataset.shuffle`` does. Whole batches
+    are gathered from the columns afterwards, so no value passes through tf.data
+    on its own.
+    """
+    rows = tf.shape(next(iter(columns.values())), out_type=tf.int64)[0]
+    epoch_numbers = tf.data.Dataset.counter().take(epochs)  # epochs = -1: forever
+
+    def permutation(epoch):
+        return tf.random.experimental.stateless_shuffle(tf.range(rows),
+                                                        seed=tf.stack([seed, epoch]))
+
+    plain = epoch_numbers.map(lambda epoch: tf.range(rows)).rebatch(batch_size)
+    permuted = epoch_numbers.map(permutation).rebatch(batch_size)
+    buffered = (tf.data.Dataset.range(rows)
+                .shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+                .repeat(epochs).batch(batch_size))
+    return {"plain": plain, "permuted": permuted, "buffered": buffered}
 
 
 # --------------------------------------------------------------------------- the estimator

@@ -705,43 +705,51 @@ def rows_seen(rows=10, batch_size=3, **kwargs):
     return seen, model, inp
 
 
-def test_batches_run_on_across_epochs_in_input_order_without_shuffling():
-    seen, _, _ = rows_seen(shuffle=False, num_epochs=2)
-    assert [len(b) for b in seen] == [3, 3, 3, 3, 3, 3, 2]  # ceil(20 / 3) batches
-    assert np.concatenate(seen).tolist() == list(range(10)) * 2
+# 10 or 60 rows x 4 inputs are sliced row by row (the small-data datasets); 3,000 rows
+# x 4 inputs are cut into whole batches (see estimator._batches): both must agree.
+@pytest.mark.parametrize("rows", [10, 3000])
+def test_batches_run_on_across_epochs_in_input_order_without_shuffling(rows):
+    seen, _, _ = rows_seen(rows=rows, batch_size=rows * 3 // 10, shuffle=False, num_epochs=2)
+    assert [len(b) for b in seen] == [rows * 3 // 10] * 6 + [rows * 2 // 10]  # ceil(2 / 0.3)
+    assert np.concatenate(seen).tolist() == list(range(rows)) * 2
 
 
-def test_shuffling_covers_every_row_once_per_epoch():
-    seen, model, inp = rows_seen(rows=50, batch_size=8, num_epochs=3, seed=7)
+@pytest.mark.parametrize("rows", [50, 3000])
+def test_shuffling_covers_every_row_once_per_epoch(rows):
+    seen, model, inp = rows_seen(rows=rows, batch_size=rows * 4 // 25, num_epochs=3, seed=7)
     order = np.concatenate(seen)
-    assert [len(b) for b in seen] == [8] * 18 + [6]
-    epochs = order.reshape(3, 50)
+    assert [len(b) for b in seen] == [rows * 4 // 25] * 18 + [rows * 3 // 25]
+    epochs = order.reshape(3, rows)
     for epoch in epochs:
-        assert sorted(epoch.tolist()) == list(range(50))
-    assert epochs[0].tolist() != list(range(50))
+        assert sorted(epoch.tolist()) == list(range(rows))
+    assert epochs[0].tolist() != list(range(rows))
     assert epochs[0].tolist() != epochs[1].tolist()  # a new permutation each epoch
     # a fixed seed gives the same order in every call, no seed a new one
     again = BatchRecorder()
     model.train(inp, hooks=[again, quiet_bar()])
     assert np.concatenate([next(v for v in b if v.dtype.kind == "f") for b in again.batches]
                           ).astype(int).tolist() == order.tolist()
-    first, _, _ = rows_seen(rows=50, num_epochs=1)
-    second, _, _ = rows_seen(rows=50, num_epochs=1)
+    first, _, _ = rows_seen(rows=rows, batch_size=rows // 5, num_epochs=1)
+    second, _, _ = rows_seen(rows=rows, batch_size=rows // 5, num_epochs=1)
     assert np.concatenate(first).tolist() != np.concatenate(second).tolist()
 
 
-def test_a_bounded_shuffle_buffer_shuffles_locally():
-    seen, _, _ = rows_seen(rows=60, batch_size=5, num_epochs=2, queue_capacity=4, seed=3)
+@pytest.mark.parametrize("rows", [60, 3000])
+def test_a_bounded_shuffle_buffer_shuffles_locally(rows):
+    seen, _, _ = rows_seen(rows=rows, batch_size=rows // 12, num_epochs=2, queue_capacity=4,
+                           seed=3)
     order = np.concatenate(seen)
-    for epoch in order.reshape(2, 60):
-        assert sorted(epoch.tolist()) == list(range(60))
-        assert epoch.tolist() != list(range(60))
+    for epoch in order.reshape(2, rows):
+        assert sorted(epoch.tolist()) == list(range(rows))
+        assert epoch.tolist() != list(range(rows))
         # the i-th row out of a buffer of 4 is one of the first i + 4 rows in
         assert all(row < i + 4 for i, row in enumerate(epoch.tolist()))
 
 
-def test_a_buffer_as_large_as_the_data_is_a_permutation_per_epoch():
-    seen, _, _ = rows_seen(rows=20, batch_size=6, num_epochs=2, queue_capacity=20, seed=1)
+@pytest.mark.parametrize("rows", [20, 3000])
+def test_a_buffer_as_large_as_the_data_is_a_permutation_per_epoch(rows):
+    seen, _, _ = rows_seen(rows=rows, batch_size=rows * 3 // 10, num_epochs=2,
+                           queue_capacity=rows, seed=1)
     order = np.concatenate(seen)
-    assert [sorted(e.tolist()) for e in order.reshape(2, 20)] == [list(range(20))] * 2
-    assert order[:20].tolist() != list(range(20))
+    assert [sorted(e.tolist()) for e in order.reshape(2, rows)] == [list(range(rows))] * 2
+    assert order[:rows].tolist() != list(range(rows))

@@ -11,10 +11,14 @@ Design (R users call ``train()`` many times on one model):
   needs what ``train()`` saved).
 * The input pipeline is built once per graph: a re-initializable
   ``tf.data`` iterator over placeholders (the raw columns the feature columns
-  need, the labels, the weights, batch size, epochs, shuffle buffer). Each call
-  runs the iterator's initializer with the ``input_fn``'s arrays (converted for
-  this estimator once per ``input_fn`` object, then cached), so every call
-  starts from the beginning of the data, as ``tf.estimator`` does.
+  need, the labels, the weights, batch size, epochs, shuffle buffer, seed). It
+  never handles a value on its own: a dataset of row numbers (input order, a
+  new permutation of all rows each epoch, or a bounded shuffle buffer) is
+  batched, each batch of row numbers gathers a whole batch from every column,
+  and batches are prefetched (tf.data's default optimizations and autotuning
+  on). Each call runs the iterator's initializer with the ``input_fn``'s arrays
+  (converted for this estimator once per ``input_fn`` object, then cached), so
+  every call starts from the beginning of the data, as ``tf.estimator`` does.
 * :class:`pyhooks.MonitoredSession` gets a session creator whose
   ``create_session()`` hands out the kept session behind a wrapper whose
   ``close()`` does nothing. The graph is finalized after it is built; before
@@ -22,8 +26,11 @@ Design (R users call ``train()`` many times on one model):
   so that hooks may add ops, and the creator finalizes it again before the
   first step, so a stray op created inside the loop is still an error.
 * ``MonitoredSession`` turns a repeated fetch list into a callable of the
-  session; the wrapper's ``make_callable`` makes it run in the caller's thread,
-  which halves TensorFlow's per-step overhead for small models.
+  session; the wrapper's ``make_callable`` makes it run in the caller's thread
+  (``_RUN_INLINE``): measured side by side (bench/README.md), this halves
+  TensorFlow's per-step overhead on mtcars and is no slower on 100,000 to
+  1,000,000 rows, where the input pipeline's own threads (prefetch) overlap
+  with the step and matrix kernels still use the intra-op pool.
 
 Conventions for hooks (see DEVELOPING.md): a global step whose value fetched in
 a step is the value *before* that step's increment (the increment waits for
@@ -54,6 +61,10 @@ TRAIN, EVAL, PREDICT = "train", "eval", "predict"
 TRAINING_LOSS_COLLECTION = "pyhooks_training_loss"
 _LABEL, _WEIGHT = "__label__", "__weight__"
 _CALLABLE_CACHE = 64
+# A step's ops run in the calling thread (not TensorFlow's inter-op pool): see the
+# module docstring; bench/bench_estimators_data.py measures both.
+_RUN_INLINE = True
+_SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
 
@@ -77,10 +88,10 @@ def _kept_session_type():
         ``close()`` keeps the session open. ``make_callable()`` (which
         ``MonitoredSession`` uses for a fetch list it sees again) returns a
         TensorFlow callable (``Session._make_callable_from_options``) that runs
-        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``):
-        for the small graphs of canned estimators this halves TensorFlow's
-        per-step cost, because no thread hand-off happens. Everything else is
-        the wrapped ``tf.compat.v1.Session``'s.
+        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``,
+        see ``_RUN_INLINE``): for the small graphs of canned estimators this
+        halves TensorFlow's per-step cost, because no thread hand-off happens.
+        Everything else is the wrapped ``tf.compat.v1.Session``'s.
         """
 
         __slots__ = ("_sess", "_cache", "_graph")
@@ -154,7 +165,8 @@ def _fast_callable(session, graph, fetches):
     except (TypeError, ValueError, KeyError):
         return session.make_callable(fetches)
     options = config_pb2.CallableOptions()
-    options.run_options.inter_op_thread_pool = -1  # run in the calling thread
+    if _RUN_INLINE:
+        options.run_options.inter_op_thread_pool = -1  # run in the calling thread
     slots = []
     names = {}
     for element in elements:
@@ -293,15 +305,8 @@ class _GraphState:
                 self.epochs = v1.placeholder(tf.int64, [], name="num_epochs")
                 self.buffer = v1.placeholder(tf.int64, [], name="shuffle_buffer")
                 self.seed = v1.placeholder_with_default(tf.constant(0, tf.int64), [], name="seed")
-                orders = _row_orders(tf, self.placeholders, self.batch_size, self.epochs,
-                                     self.buffer, self.seed)
-                columns = self.placeholders
-
-                def gather(rows):  # one batch: a slice of every column, as whole tensors
-                    return {name: tf.gather(column, rows) for name, column in columns.items()}
-
-                datasets = {name: order.map(gather).prefetch(tf.data.AUTOTUNE)
-                            for name, order in orders.items()}
+                datasets = _batches(tf, self.placeholders, self.batch_size, self.epochs,
+                                    self.buffer, self.seed)
                 iterator = v1.data.Iterator.from_structure(
                     v1.data.get_output_types(datasets["plain"]),
                     v1.data.get_output_shapes(datasets["plain"]))
@@ -414,11 +419,18 @@ class _GraphState:
         num_epochs = input_fn.num_epochs if epochs is None else epochs
         feed[self.batch_size] = input_fn.batch_size
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
-        order = "plain"
-        if input_fn.shuffles(training):
+        shuffle = input_fn.shuffles(training)
+        small = input_fn.n * len(feeds) <= _SMALL_VALUES
+        order = "small_plain" if small else "plain"
+        if shuffle:
             buffer = input_fn.queue_capacity
-            order = "permuted" if buffer is None or buffer >= input_fn.n else "buffered"
-            feed[self.buffer] = 0 if buffer is None else buffer
+            if small:
+                order = "small_shuffled"
+            elif buffer is None or buffer >= input_fn.n:
+                order = "permuted"
+            else:
+                order = "buffered"
+            feed[self.buffer] = input_fn.n if buffer is None else buffer
             # a fixed seed repeats the same order in every call; None: a new order each call
             feed[self.seed] = (input_fn.seed if input_fn.seed is not None
                                else int(_SEEDS.integers(1, 2**31 - 1)))
@@ -456,30 +468,57 @@ class _GraphState:
         self.session.close()
 
 
-def _row_orders(tf, columns, batch_size, epochs, buffer, seed):
-    """Datasets of row numbers, one ``int64 [batch]`` vector per step, for each order.
+def _batches(tf, columns, batch_size, epochs, buffer, seed):
+    """The datasets of batches (dicts of whole tensors) an input can be read with.
 
-    Batches run on across epochs (the last batch of the last epoch may be
-    smaller); every epoch holds every row once. ``plain``: rows in input order;
-    ``permuted``: a new random permutation of all rows each epoch (what a shuffle
-    buffer holding all rows gives), made as one tensor; ``buffered``: a shuffle
-    buffer of ``buffer`` row numbers, as ``Dataset.shuffle`` does. Whole batches
-    are gathered from the columns afterwards, so no value passes through tf.data
-    on its own.
+    Batches run on across epochs (only the last batch of the last epoch may be
+    smaller) and every epoch holds every row once. In the datasets for real
+    data, no value passes through tf.data on its own; they are prefetched, with
+    tf.data's default optimizations and autotuning:
+
+    * ``plain``: the columns in input order, cut into batches (``rebatch``);
+    * ``permuted``: each epoch, every column gathered in a new random
+      permutation of the rows (one op per column and epoch; seeded by ``seed``
+      and the epoch, so a fixed seed repeats the order), cut into batches; what
+      a shuffle buffer holding all rows gives;
+    * ``buffered``: row numbers through a shuffle buffer of ``buffer`` rows, as
+      ``Dataset.shuffle`` does, batched; each batch of row numbers gathers a
+      batch from every column.
+
+    ``small_plain`` and ``small_shuffled`` (shuffle buffer ``buffer``) are for
+    data of at most ``_SMALL_VALUES`` values: rows are sliced one by one, with no
+    function to instantiate, no prefetch thread and no graph rewrites, which
+    would cost more at each call's initialization (~20-40 ms) than such data
+    costs to slice (see bench/README.md).
     """
     rows = tf.shape(next(iter(columns.values())), out_type=tf.int64)[0]
-    epoch_numbers = tf.data.Dataset.counter().take(epochs)  # epochs = -1: forever
 
-    def permutation(epoch):
-        return tf.random.experimental.stateless_shuffle(tf.range(rows),
-                                                        seed=tf.stack([seed, epoch]))
+    def gather(order):
+        return {name: tf.gather(column, order) for name, column in columns.items()}
 
-    plain = epoch_numbers.map(lambda epoch: tf.range(rows)).rebatch(batch_size)
-    permuted = epoch_numbers.map(permutation).rebatch(batch_size)
+    def permuted_epoch(epoch):
+        order = tf.random.experimental.stateless_shuffle(tf.range(rows),
+                                                         seed=tf.stack([seed, epoch]))
+        return gather(order)
+
+    plain = tf.data.Dataset.from_tensors(columns).repeat(epochs).rebatch(batch_size)
+    # epochs = -1: forever
+    permuted = tf.data.Dataset.counter().take(epochs).map(permuted_epoch).rebatch(batch_size)
     buffered = (tf.data.Dataset.range(rows)
                 .shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
-                .repeat(epochs).batch(batch_size))
-    return {"plain": plain, "permuted": permuted, "buffered": buffered}
+                .repeat(epochs).batch(batch_size).map(gather))
+    datasets = {name: dataset.prefetch(tf.data.AUTOTUNE)
+                for name, dataset in (("plain", plain), ("permuted", permuted),
+                                      ("buffered", buffered))}
+    small = tf.data.Options()
+    small.experimental_optimization.apply_default_optimizations = False
+    small.experimental_optimization.inject_prefetch = False
+    small.autotune.enabled = False
+    slices = tf.data.Dataset.from_tensor_slices(columns)
+    datasets["small_plain"] = slices.repeat(epochs).batch(batch_size).with_options(small)
+    datasets["small_shuffled"] = (slices.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+                                  .repeat(epochs).batch(batch_size).with_options(small))
+    return datasets
 
 
 # --------------------------------------------------------------------------- the estimator

@@ -26,11 +26,13 @@ Design (R users call ``train()`` many times on one model):
   so that hooks may add ops, and the creator finalizes it again before the
   first step, so a stray op created inside the loop is still an error.
 * ``MonitoredSession`` turns a repeated fetch list into a callable of the
-  session; the wrapper's ``make_callable`` makes it run in the caller's thread
-  (``_RUN_INLINE``): measured side by side (bench/README.md), this halves
-  TensorFlow's per-step overhead on mtcars and is no slower on 100,000 to
-  1,000,000 rows, where the input pipeline's own threads (prefetch) overlap
-  with the step and matrix kernels still use the intra-op pool.
+  session. On small data (the input's rows x columns at most
+  ``_SMALL_VALUES``) the wrapper's ``make_callable`` makes it run in the
+  caller's thread, which halves TensorFlow's per-step overhead for the tiny
+  steps of such data; on larger data the step's ops run in TensorFlow's
+  inter-op thread pool, which was not consistently faster or slower there
+  when measured side by side (bench/README.md). ``_RUN_INLINE`` overrides
+  the choice (True: always in the caller's thread; False: never).
 
 Conventions for hooks (see DEVELOPING.md): a global step whose value fetched in
 a step is the value *before* that step's increment (the increment waits for
@@ -61,9 +63,9 @@ TRAIN, EVAL, PREDICT = "train", "eval", "predict"
 TRAINING_LOSS_COLLECTION = "pyhooks_training_loss"
 _LABEL, _WEIGHT = "__label__", "__weight__"
 _CALLABLE_CACHE = 64
-# A step's ops run in the calling thread (not TensorFlow's inter-op pool): see the
-# module docstring; bench/bench_estimators_data.py measures both.
-_RUN_INLINE = True
+# A step's ops run in the calling thread on small data (see the module docstring);
+# True or False forces the choice (bench/bench_estimators_data.py measures both).
+_RUN_INLINE = None
 _SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
@@ -87,19 +89,20 @@ def _kept_session_type():
 
         ``close()`` keeps the session open. ``make_callable()`` (which
         ``MonitoredSession`` uses for a fetch list it sees again) returns a
-        TensorFlow callable (``Session._make_callable_from_options``) that runs
-        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``,
-        see ``_RUN_INLINE``): for the small graphs of canned estimators this
-        halves TensorFlow's per-step cost, because no thread hand-off happens.
+        TensorFlow callable (``Session._make_callable_from_options``); on small
+        data it runs the step in the calling thread
+        (``RunOptions.inter_op_thread_pool = -1``), which halves TensorFlow's
+        per-step cost of tiny steps, because no thread hand-off happens.
         Everything else is the wrapped ``tf.compat.v1.Session``'s.
         """
 
-        __slots__ = ("_sess", "_cache", "_graph")
+        __slots__ = ("_sess", "_cache", "_graph", "_inline")
 
         def __init__(self, state):
             self._sess = state.session
             self._cache = state.callables
             self._graph = state.graph
+            self._inline = state.inline if _RUN_INLINE is None else _RUN_INLINE
 
         @property
         def graph(self):
@@ -120,18 +123,19 @@ def _kept_session_type():
                                   run_metadata=run_metadata)
 
         def make_callable(self, fetches, feed_list=None, accept_options=False):
-            """What ``MonitoredSession`` caches for a repeated fetch list: a caller-thread callable."""
+            """What ``MonitoredSession`` caches for a repeated fetch list: a TensorFlow callable."""
             if feed_list is not None or accept_options:
                 return self._sess.make_callable(fetches, feed_list, accept_options)
             # Kept across train() calls: the default hooks fetch the same tensors.
-            key = tuple(map(id, fetches))
+            key = (self._inline, *map(id, fetches))
             entry = self._cache.get(key)
             if entry is None:
                 if len(self._cache) >= _CALLABLE_CACHE:
                     self._cache.clear()
                 # holds the fetched objects, so that their ids stay theirs
                 entry = self._cache[key] = (list(fetches),
-                                            _fast_callable(self._sess, self._graph, list(fetches)))
+                                            _fast_callable(self._sess, self._graph, list(fetches),
+                                                           self._inline))
             return entry[1]
 
         def close(self):
@@ -147,8 +151,8 @@ def _kept_session_type():
     return _KeptSession
 
 
-def _fast_callable(session, graph, fetches):
-    """A function running ``fetches`` (flat graph elements) in the caller's thread.
+def _fast_callable(session, graph, fetches, inline):
+    """A function running ``fetches`` (flat graph elements), in the caller's thread if ``inline``.
 
     Falls back to ``session.make_callable`` for anything that is not a plain
     tensor or operation of the graph (nested structures, other graphs' elements).
@@ -165,7 +169,7 @@ def _fast_callable(session, graph, fetches):
     except (TypeError, ValueError, KeyError):
         return session.make_callable(fetches)
     options = config_pb2.CallableOptions()
-    if _RUN_INLINE:
+    if inline:
         options.run_options.inter_op_thread_pool = -1  # run in the calling thread
     slots = []
     names = {}
@@ -274,6 +278,7 @@ class _GraphState:
         self.mode = mode
         self.model_dir = estimator.model_dir
         self.callables = {}
+        self.inline = False  # whether steps run in the caller's thread (set per input)
         self.synced_checkpoint = None
         self.synced_stamp = None
         v1 = tf.compat.v1
@@ -420,7 +425,7 @@ class _GraphState:
         feed[self.batch_size] = input_fn.batch_size
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
         shuffle = input_fn.shuffles(training)
-        small = input_fn.n * len(feeds) <= _SMALL_VALUES
+        small = self.inline = input_fn.n * len(feeds) <= _SMALL_VALUES
         order = "small_plain" if small else "plain"
         if shuffle:
             buffer = input_fn.queue_capacity

@@ -98,7 +98,7 @@ def as_column(name, values):
     if kind == "b":
         return array
     if kind in "US":
-        return array.astype(str)
+        return array.astype(str, copy=False)
     if kind == "O":
         missing = np.array([v is None or (isinstance(v, float) and v != v) for v in array],
                            dtype=bool)

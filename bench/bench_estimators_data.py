@@ -28,7 +28,11 @@ Systems, each in its own process (alive for the whole run):
 * the floor: the same model written by hand with ``tf.compat.v1`` in a private
   ``tf.Graph``: ``from_tensor_slices`` of one ``[n, 20]`` matrix (or the (b)
   columns), ``shuffle``, ``repeat``, ``batch``, ``prefetch``, and a plain
-  ``Session.run(train_op)`` loop.
+  ``Session.run(train_op)`` loop;
+* "floor, batched": the same graph fed whole batches, as pyhooks is (each epoch
+  a random permutation gathers the data, ``rebatch`` cuts it);
+* "pyhooks, inline": pyhooks with every step in the calling thread
+  (``_RUN_INLINE = True``), the side-by-side behind that choice.
 
 Every system shuffles with a buffer holding all rows (pyhooks' default); (a)
 is also run with a buffer of 1,000 rows. Training throughput is measured
@@ -663,7 +667,7 @@ def sweep(repeats):
             for name, values in by_system.items():
                 value, _ = median(values)
                 if value is not None:
-                    stream.write(f"{name},{batch},{value:.0f}\n")
+                    stream.write(f"\"{name}\",{batch},{value:.0f}\n")
     table("(a) examples/s against batch size (buffer all rows; ~50,000 examples per "
           "measurement)", {f"batch {b}": v for b, v in rates.items()}, names)
     print(f"(written to {os.path.relpath(path, ROOT)}; plot: Rscript bench/plot_batch_size.R)")

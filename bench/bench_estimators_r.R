@@ -36,17 +36,30 @@ def silent(text):
 class Timer(pyhooks.SessionRunHook):
     def __init__(self):
         self.n = 0
-        self.start = self.end = None
+        self.t0 = self.t1 = None
     def after_run(self, run_context, run_values):
         self.n += 1
         if self.n == WARMUP:
-            self.start = time.perf_counter()
+            self.t0 = time.perf_counter()
         elif self.n == WARMUP + STEPS:
-            self.end = time.perf_counter()
+            self.t1 = time.perf_counter()
     def rate(self, batch):
-        return STEPS * batch / (self.end - self.start)
+        return STEPS * batch / (self.t1 - self.t0)
 
 data = {'a': B.columns_a(), 'b_lin': B.data_b()}
+
+def column_names(workload):
+    return list(data[workload])
+
+def column_bytes(workload, name):
+    import numpy as np
+    values = data[workload][name]
+    if values.dtype.kind == 'f':
+        return 'double', bytearray(values.astype('<f8').tobytes()), None
+    if values.dtype.kind in 'iu':
+        return 'integer', bytearray(values.astype('<i4').tobytes()), None
+    levels, codes = np.unique(values, return_inverse=True)
+    return 'character', bytearray((codes + 1).astype('<i4').tobytes()), levels.tolist()
 
 def python_input(workload):
     columns = data[workload]
@@ -63,29 +76,30 @@ def python_train(model, inp):
 ", encodeString(bench_dir, quote = "'"), steps[[1]], steps[[2]]))
 
 # The same values as Python's, as R users hold them: a data.frame of numeric
-# columns; for (b) a character column and a factor.
-r_data <- list(
-  a = as.data.frame(lapply(py$data$a, function(x) reticulate::py_to_r(x$tolist()))),
-  b_lin = local({
-    b <- py$data$b_lin
-    df <- data.frame(x1 = reticulate::py_to_r(b$x1$tolist()),
-                     x2 = reticulate::py_to_r(b$x2$tolist()),
-                     user = reticulate::py_to_r(b$user$tolist()),
-                     color = factor(reticulate::py_to_r(b$color$tolist())),
-                     label = reticulate::py_to_r(b$label$tolist()))
-    df
-  })
-)
-r_data$a$label <- as.integer(r_data$a$label)
-r_data$b_lin$label <- as.integer(r_data$b_lin$label)
+# columns; for (b) a character column and a factor. (They come over as bytes:
+# reticulate 1.28 cannot convert NumPy 2 arrays.)
+column_to_r <- function(workload, name) {
+  sent <- py$column_bytes(workload, name)
+  n <- length(sent[[2]]) %/% if (sent[[1]] == "double") 8L else 4L
+  values <- readBin(sent[[2]], if (sent[[1]] == "double") "double" else "integer", n = n,
+                    size = if (sent[[1]] == "double") 8L else 4L, endian = "little")
+  if (sent[[1]] == "character") unlist(sent[[3]])[values] else values
+}
+r_data <- lapply(c(a = "a", b_lin = "b_lin"), function(workload) {
+  names <- unlist(py$column_names(workload))
+  df <- as.data.frame(lapply(setNames(names, names), function(name) column_to_r(workload, name)),
+                      stringsAsFactors = FALSE)
+  if (workload == "b_lin") df$color <- factor(df$color)
+  df
+})
 
 models <- list(
   a = function() dnn_classifier(c(64L, 32L), do.call(feature_columns, lapply(
     paste0("x", 0:19), column_numeric))),
   b_lin = function() linear_classifier(feature_columns(
     column_numeric("x1"), column_numeric("x2"),
-    column_categorical_with_hash_bucket("user", 1000L),
-    column_categorical_with_vocabulary_list("color", py$B$COLORS)))
+    column_categorical_with_hash_bucket("user", hash_bucket_size = 1000L),
+    column_categorical_with_vocabulary_list("color", vocabulary_list = unlist(py$B$COLORS))))
 )
 
 r_input <- function(workload) {

@@ -98,7 +98,6 @@ input_fn.matrix <- function(data, features, response = NULL, batch_size = 128L,
 # NumPy integer, logical or string equivalent.
 as_py_column <- function(column, name, call) {
   if (!is.atomic(column) || is.null(column)) return(column)
-  if (is.factor(column)) column <- as.character(column)
   if (anyNA(column)) {
     missing <- which(is.na(column))
     cli::cli_abort(
@@ -112,7 +111,11 @@ as_py_column <- function(column, name, call) {
   }
   kind <- typeof(column)
   levels <- NULL
-  if (kind == "character") {
+  if (is.factor(column)) { # its codes and labels as they are
+    kind <- "character"
+    levels <- as.list(levels(column))
+    column <- as.integer(column)
+  } else if (kind == "character") {
     levels <- unique(column)
     column <- match(column, levels)
     levels <- as.list(levels)

@@ -754,16 +754,3 @@ def test_a_buffer_as_large_as_the_data_is_a_permutation_per_epoch(rows):
     assert [sorted(e.tolist()) for e in order.reshape(2, rows)] == [list(range(rows))] * 2
     assert order[:rows].tolist() != list(range(rows))
 
-
-def test_steps_run_in_the_callers_thread_on_small_data_only():
-    model = linear_regressor(feature_columns(column_numeric("x")))
-    numbers = np.arange(3000.0)
-    small = input_fn({"x": numbers[:10], "y": numbers[:10]}, "x", "y", batch_size=5)
-    large = input_fn({"x": numbers, "y": numbers}, "x", "y", batch_size=500)  # 6,000 values
-    model.train(small, hooks=[quiet_bar()])
-    state = model._states["train"]  # noqa: SLF001
-    assert state.inline
-    model.train(large, hooks=[quiet_bar()])
-    assert not state.inline
-    # one callable per choice, both kept for the next calls
-    assert {key[0] for key in state.callables} == {True, False}

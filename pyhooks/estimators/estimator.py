@@ -11,12 +11,14 @@ Design (R users call ``train()`` many times on one model):
   needs what ``train()`` saved).
 * The input pipeline is built once per graph: a re-initializable
   ``tf.data`` iterator over placeholders (the raw columns the feature columns
-  need, the labels, the weights, batch size, epochs, shuffle buffer, seed). It
-  never handles a value on its own: a dataset of row numbers (input order, a
-  new permutation of all rows each epoch, or a bounded shuffle buffer) is
-  batched, each batch of row numbers gathers a whole batch from every column,
-  and batches are prefetched (tf.data's default optimizations and autotuning
-  on). Each call runs the iterator's initializer with the ``input_fn``'s arrays
+  need, the labels, the weights, batch size, epochs, shuffle buffer, seed). On
+  real data it never handles a value on its own: whole columns (in input order,
+  or gathered in a new permutation of the rows each epoch) are cut into batches,
+  or a bounded shuffle buffer of row numbers gathers each batch; batches are
+  prefetched, with tf.data's default optimizations and autotuning. Small data
+  (``_SMALL_VALUES``) is sliced row by row with none of these, whose set-up
+  would cost more per call than the data (see ``_batches``). Each call runs
+  the iterator's initializer with the ``input_fn``'s arrays
   (converted for this estimator once per ``input_fn`` object, then cached), so
   every call starts from the beginning of the data, as ``tf.estimator`` does.
 * :class:`pyhooks.MonitoredSession` gets a session creator whose
@@ -26,13 +28,12 @@ Design (R users call ``train()`` many times on one model):
   so that hooks may add ops, and the creator finalizes it again before the
   first step, so a stray op created inside the loop is still an error.
 * ``MonitoredSession`` turns a repeated fetch list into a callable of the
-  session. On small data (the input's rows x columns at most
-  ``_SMALL_VALUES``) the wrapper's ``make_callable`` makes it run in the
-  caller's thread, which halves TensorFlow's per-step overhead for the tiny
-  steps of such data; on larger data the step's ops run in TensorFlow's
-  inter-op thread pool, which was not consistently faster or slower there
-  when measured side by side (bench/README.md). ``_RUN_INLINE`` overrides
-  the choice (True: always in the caller's thread; False: never).
+  session; the wrapper's ``make_callable`` makes it run in the caller's thread
+  (``_RUN_INLINE``). Measured side by side with TensorFlow's inter-op pool
+  (bench/README.md), this halves the cost of mtcars' tiny steps and was 1.4 to
+  1.8 times as fast on 100,000 and 1,000,000 rows in two of three runs, on par
+  with a bounded shuffle buffer; the step's matrix kernels still use the
+  intra-op pool, and the input pipeline its own threads.
 
 Conventions for hooks (see DEVELOPING.md): a global step whose value fetched in
 a step is the value *before* that step's increment (the increment waits for
@@ -63,9 +64,9 @@ TRAIN, EVAL, PREDICT = "train", "eval", "predict"
 TRAINING_LOSS_COLLECTION = "pyhooks_training_loss"
 _LABEL, _WEIGHT = "__label__", "__weight__"
 _CALLABLE_CACHE = 64
-# A step's ops run in the calling thread on small data (see the module docstring);
-# True or False forces the choice (bench/bench_estimators_data.py measures both).
-_RUN_INLINE = None
+# A step's ops run in the calling thread, not TensorFlow's inter-op pool (see the
+# module docstring; bench/bench_estimators_data.py measures both).
+_RUN_INLINE = True
 _SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
@@ -89,10 +90,9 @@ def _kept_session_type():
 
         ``close()`` keeps the session open. ``make_callable()`` (which
         ``MonitoredSession`` uses for a fetch list it sees again) returns a
-        TensorFlow callable (``Session._make_callable_from_options``); on small
-        data it runs the step in the calling thread
-        (``RunOptions.inter_op_thread_pool = -1``), which halves TensorFlow's
-        per-step cost of tiny steps, because no thread hand-off happens.
+        TensorFlow callable (``Session._make_callable_from_options``) that runs
+        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``,
+        ``_RUN_INLINE``): no thread hand-off between the step's many small ops.
         Everything else is the wrapped ``tf.compat.v1.Session``'s.
         """
 
@@ -102,7 +102,7 @@ def _kept_session_type():
             self._sess = state.session
             self._cache = state.callables
             self._graph = state.graph
-            self._inline = state.inline if _RUN_INLINE is None else _RUN_INLINE
+            self._inline = _RUN_INLINE
 
         @property
         def graph(self):
@@ -278,7 +278,6 @@ class _GraphState:
         self.mode = mode
         self.model_dir = estimator.model_dir
         self.callables = {}
-        self.inline = False  # whether steps run in the caller's thread (set per input)
         self.synced_checkpoint = None
         self.synced_stamp = None
         v1 = tf.compat.v1
@@ -425,7 +424,7 @@ class _GraphState:
         feed[self.batch_size] = input_fn.batch_size
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
         shuffle = input_fn.shuffles(training)
-        small = self.inline = input_fn.n * len(feeds) <= _SMALL_VALUES
+        small = input_fn.n * len(feeds) <= _SMALL_VALUES
         order = "small_plain" if small else "plain"
         if shuffle:
             buffer = input_fn.queue_capacity
@@ -493,7 +492,7 @@ def _batches(tf, columns, batch_size, epochs, buffer, seed):
     ``small_plain`` and ``small_shuffled`` (shuffle buffer ``buffer``) are for
     data of at most ``_SMALL_VALUES`` values: rows are sliced one by one, with no
     function to instantiate, no prefetch thread and no graph rewrites, which
-    would cost more at each call's initialization (~20-40 ms) than such data
+    would cost more at each call's initialization (~20-50 ms) than such data
     costs to slice (see bench/README.md).
     """
     rows = tf.shape(next(iter(columns.values())), out_type=tf.int64)[0]

@@ -101,8 +101,10 @@ docs: setup
 	@Rscript tools/knit_vignettes.R --html
 
 bench: setup
-	@for b in bench/bench_*.py; do $(PY) $$b; done
+	@for b in $(filter-out bench/bench_estimators_data.py,$(wildcard bench/bench_*.py)); do $(PY) $$b; done
+	@$(PY) bench/bench_estimators_data.py --sweep && Rscript bench/plot_batch_size.R
 	@Rscript bench/bench_r_hooks.R
+	@Rscript bench/bench_estimators_r.R
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache vignettes/*.html vignettes/*.md r-package/vignettes

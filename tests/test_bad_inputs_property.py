@@ -94,7 +94,7 @@ CASES = [
     (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
      "num_epochs", number(True)),
     (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
-     "queue_capacity", number(True, allow_none=False)),
+     "queue_capacity", number(True)),  # None: shuffle all rows
     (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
      "seed", number(True, allow_zero=True)),
     (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},

@@ -645,3 +645,112 @@ def test_label_dimension_two_and_hooks_in_evaluate_and_predict(mtcars):
     assert rows[0]["predictions"].shape == (2,)
     with pytest.raises(ValueError, match="label_dimension=2"):
         model.train(input_fn(mtcars, ["drat", "wt"], "mpg"), steps=1)
+
+
+# --------------------------------------------------------------------------- the input pipeline
+class BatchRecorder(pyhooks.SessionRunHook):
+    """Fetches every tensor the input iterator yields (the whole batch) at each step."""
+
+    def begin(self):
+        graph = tf.compat.v1.get_default_graph()
+        nexts = [op for op in graph.get_operations() if op.type == "IteratorGetNext"]
+        assert len(nexts) == 1
+        self.outputs = list(nexts[0].outputs)
+        self.batches = []
+
+    def before_run(self, run_context):
+        return pyhooks.SessionRunArgs(self.outputs)
+
+    def after_run(self, run_context, run_values):
+        self.batches.append([np.asarray(v) for v in run_values.results])
+
+
+def rows_seen(rows=10, batch_size=3, **kwargs):
+    """Row numbers (and batch sizes) a linear classifier trained on rows 0..rows-1 received.
+
+    Every input column holds the row number (as a float, an integer label, a
+    string for a vocabulary column and a hash bucket), so each fetched tensor of
+    a batch must say which rows the batch holds, all in the same order.
+    """
+    from pyhooks.estimators import (
+        column_categorical_with_hash_bucket,
+        column_categorical_with_vocabulary_list,
+    )
+
+    numbers = np.arange(rows)
+    data = {"x": numbers.astype(float), "label": numbers % 2, "word": numbers.astype(str),
+            "vocab": numbers.astype(str)}
+    fcs = feature_columns(column_numeric("x"),
+                          column_categorical_with_hash_bucket("word", 7),
+                          column_categorical_with_vocabulary_list("vocab", ["0", "1", "2"]))
+    model = linear_classifier(fcs)
+    inp = input_fn(data, features=["x", "word", "vocab"], response="label",
+                   batch_size=batch_size, **kwargs)
+    recorder = BatchRecorder()
+    model.train(inp, hooks=[recorder, quiet_bar()])
+    seen = []
+    for batch in recorder.batches:
+        by_kind = {}
+        for value in batch:
+            if value.dtype.kind == "f":
+                by_kind["x"] = value.astype(int)
+            elif value.dtype.kind == "O":
+                by_kind.setdefault("words", []).append([int(v) for v in value])
+            else:
+                by_kind["label"] = value
+        for words in by_kind["words"]:
+            assert words == by_kind["x"].tolist()  # the columns of a row stay together
+        assert by_kind["label"].tolist() == (by_kind["x"] % 2).tolist()
+        seen.append(by_kind["x"])
+    return seen, model, inp
+
+
+# 10 or 60 rows x 4 inputs are sliced row by row (the small-data datasets); 3,000 rows
+# x 4 inputs are cut into whole batches (see estimator._batches): both must agree.
+@pytest.mark.parametrize("rows", [10, 3000])
+def test_batches_run_on_across_epochs_in_input_order_without_shuffling(rows):
+    seen, _, _ = rows_seen(rows=rows, batch_size=rows * 3 // 10, shuffle=False, num_epochs=2)
+    assert [len(b) for b in seen] == [rows * 3 // 10] * 6 + [rows * 2 // 10]  # ceil(2 / 0.3)
+    assert np.concatenate(seen).tolist() == list(range(rows)) * 2
+
+
+@pytest.mark.parametrize("rows", [50, 3000])
+def test_shuffling_covers_every_row_once_per_epoch(rows):
+    seen, model, inp = rows_seen(rows=rows, batch_size=rows * 4 // 25, num_epochs=3, seed=7)
+    order = np.concatenate(seen)
+    assert [len(b) for b in seen] == [rows * 4 // 25] * 18 + [rows * 3 // 25]
+    epochs = order.reshape(3, rows)
+    for epoch in epochs:
+        assert sorted(epoch.tolist()) == list(range(rows))
+    assert epochs[0].tolist() != list(range(rows))
+    assert epochs[0].tolist() != epochs[1].tolist()  # a new permutation each epoch
+    # a fixed seed gives the same order in every call, no seed a new one
+    again = BatchRecorder()
+    model.train(inp, hooks=[again, quiet_bar()])
+    assert np.concatenate([next(v for v in b if v.dtype.kind == "f") for b in again.batches]
+                          ).astype(int).tolist() == order.tolist()
+    first, _, _ = rows_seen(rows=rows, batch_size=rows // 5, num_epochs=1)
+    second, _, _ = rows_seen(rows=rows, batch_size=rows // 5, num_epochs=1)
+    assert np.concatenate(first).tolist() != np.concatenate(second).tolist()
+
+
+@pytest.mark.parametrize("rows", [60, 3000])
+def test_a_bounded_shuffle_buffer_shuffles_locally(rows):
+    seen, _, _ = rows_seen(rows=rows, batch_size=rows // 12, num_epochs=2, queue_capacity=4,
+                           seed=3)
+    order = np.concatenate(seen)
+    for epoch in order.reshape(2, rows):
+        assert sorted(epoch.tolist()) == list(range(rows))
+        assert epoch.tolist() != list(range(rows))
+        # the i-th row out of a buffer of 4 is one of the first i + 4 rows in
+        assert all(row < i + 4 for i, row in enumerate(epoch.tolist()))
+
+
+@pytest.mark.parametrize("rows", [20, 3000])
+def test_a_buffer_as_large_as_the_data_is_a_permutation_per_epoch(rows):
+    seen, _, _ = rows_seen(rows=rows, batch_size=rows * 3 // 10, num_epochs=2,
+                           queue_capacity=rows, seed=1)
+    order = np.concatenate(seen)
+    assert [sorted(e.tolist()) for e in order.reshape(2, rows)] == [list(range(rows))] * 2
+    assert order[:rows].tolist() != list(range(rows))
+

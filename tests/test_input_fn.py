@@ -120,3 +120,26 @@ def test_data_must_be_column_oriented(data, words):
     assert "`data`" in str(raised.value)
     for word in words:
         assert word in str(raised.value)
+
+
+def test_queue_capacity_defaults_to_the_whole_data():
+    inp = input_fn({"x": [1.0, 2.0]}, features="x")
+    assert inp.queue_capacity is None
+    assert input_fn({"x": [1.0, 2.0]}, features="x", queue_capacity=1000.0).queue_capacity == 1000
+
+
+def test_columns_from_r_bytes():
+    from pyhooks.estimators.inputs import column_from_r
+
+    doubles = column_from_r("double", bytearray(np.array([1.5, -2.0], "<f8").tobytes()))
+    assert doubles.dtype == np.float64 and doubles.tolist() == [1.5, -2.0]
+    integers = column_from_r("integer", np.array([3, -4], "<i4").tobytes())
+    assert integers.dtype == np.int64 and integers.tolist() == [3, -4]
+    logicals = column_from_r("logical", np.array([1, 0, 1], "<i4").tobytes())
+    assert logicals.dtype == bool and logicals.tolist() == [True, False, True]
+    strings = column_from_r("character", np.array([2, 1, 2], "<i4").tobytes(), ["red", "blue"])
+    assert strings.dtype.kind == "U" and strings.tolist() == ["blue", "red", "blue"]
+    with pytest.raises(TypeError, match="'complex'"):
+        column_from_r("complex", b"")
+    inp = input_fn({"x": doubles, "s": strings[:2]}, features=["x", "s"])
+    assert inp.columns["s"].tolist() == ["blue", "red"]

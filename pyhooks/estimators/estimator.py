@@ -11,10 +11,16 @@ Design (R users call ``train()`` many times on one model):
   needs what ``train()`` saved).
 * The input pipeline is built once per graph: a re-initializable
   ``tf.data`` iterator over placeholders (the raw columns the feature columns
-  need, the labels, the weights, batch size, epochs, shuffle buffer). Each call
-  runs the iterator's initializer with the ``input_fn``'s arrays (converted for
-  this estimator once per ``input_fn`` object, then cached), so every call
-  starts from the beginning of the data, as ``tf.estimator`` does.
+  need, the labels, the weights, batch size, epochs, shuffle buffer, seed). On
+  real data it never handles a value on its own: whole columns (in input order,
+  or gathered in a new permutation of the rows each epoch) are cut into batches,
+  or a bounded shuffle buffer of row numbers gathers each batch; batches are
+  prefetched, with tf.data's default optimizations and autotuning. Small data
+  (``_SMALL_VALUES``) is sliced row by row with none of these, whose set-up
+  would cost more per call than the data (see ``_batches``). Each call runs
+  the iterator's initializer with the ``input_fn``'s arrays
+  (converted for this estimator once per ``input_fn`` object, then cached), so
+  every call starts from the beginning of the data, as ``tf.estimator`` does.
 * :class:`pyhooks.MonitoredSession` gets a session creator whose
   ``create_session()`` hands out the kept session behind a wrapper whose
   ``close()`` does nothing. The graph is finalized after it is built; before
@@ -22,8 +28,12 @@ Design (R users call ``train()`` many times on one model):
   so that hooks may add ops, and the creator finalizes it again before the
   first step, so a stray op created inside the loop is still an error.
 * ``MonitoredSession`` turns a repeated fetch list into a callable of the
-  session; the wrapper's ``make_callable`` makes it run in the caller's thread,
-  which halves TensorFlow's per-step overhead for small models.
+  session; the wrapper's ``make_callable`` makes it run in the caller's thread
+  (``_RUN_INLINE``). Measured side by side with TensorFlow's inter-op pool
+  (bench/README.md), this halves the cost of mtcars' tiny steps and was 1.4 to
+  1.8 times as fast on 100,000 and 1,000,000 rows in two of three runs, on par
+  with a bounded shuffle buffer; the step's matrix kernels still use the
+  intra-op pool, and the input pipeline its own threads.
 
 Conventions for hooks (see DEVELOPING.md): a global step whose value fetched in
 a step is the value *before* that step's increment (the increment waits for
@@ -55,6 +65,10 @@ TRAIN, EVAL, PREDICT = "train", "eval", "predict"
 TRAINING_LOSS_COLLECTION = "pyhooks_training_loss"
 _LABEL, _WEIGHT = "__label__", "__weight__"
 _CALLABLE_CACHE = 64
+# A step's ops run in the calling thread, not TensorFlow's inter-op pool (see the
+# module docstring; bench/bench_estimators_data.py measures both).
+_RUN_INLINE = True
+_SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
 
@@ -78,18 +92,18 @@ def _kept_session_type():
         ``close()`` keeps the session open. ``make_callable()`` (which
         ``MonitoredSession`` uses for a fetch list it sees again) returns a
         TensorFlow callable (``Session._make_callable_from_options``) that runs
-        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``):
-        for the small graphs of canned estimators this halves TensorFlow's
-        per-step cost, because no thread hand-off happens. Everything else is
-        the wrapped ``tf.compat.v1.Session``'s.
+        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``,
+        ``_RUN_INLINE``): no thread hand-off between the step's many small ops.
+        Everything else is the wrapped ``tf.compat.v1.Session``'s.
         """
 
-        __slots__ = ("_sess", "_cache", "_graph")
+        __slots__ = ("_sess", "_cache", "_graph", "_inline")
 
         def __init__(self, state):
             self._sess = state.session
             self._cache = state.callables
             self._graph = state.graph
+            self._inline = _RUN_INLINE
 
         @property
         def graph(self):
@@ -110,18 +124,19 @@ def _kept_session_type():
                                   run_metadata=run_metadata)
 
         def make_callable(self, fetches, feed_list=None, accept_options=False):
-            """What ``MonitoredSession`` caches for a repeated fetch list: a caller-thread callable."""
+            """What ``MonitoredSession`` caches for a repeated fetch list: a TensorFlow callable."""
             if feed_list is not None or accept_options:
                 return self._sess.make_callable(fetches, feed_list, accept_options)
             # Kept across train() calls: the default hooks fetch the same tensors.
-            key = tuple(map(id, fetches))
+            key = (self._inline, *map(id, fetches))
             entry = self._cache.get(key)
             if entry is None:
                 if len(self._cache) >= _CALLABLE_CACHE:
                     self._cache.clear()
                 # holds the fetched objects, so that their ids stay theirs
                 entry = self._cache[key] = (list(fetches),
-                                            _fast_callable(self._sess, self._graph, list(fetches)))
+                                            _fast_callable(self._sess, self._graph, list(fetches),
+                                                           self._inline))
             return entry[1]
 
         def close(self):
@@ -137,8 +152,8 @@ def _kept_session_type():
     return _KeptSession
 
 
-def _fast_callable(session, graph, fetches):
-    """A function running ``fetches`` (flat graph elements) in the caller's thread.
+def _fast_callable(session, graph, fetches, inline):
+    """A function running ``fetches`` (flat graph elements), in the caller's thread if ``inline``.
 
     Falls back to ``session.make_callable`` for anything that is not a plain
     tensor or operation of the graph (nested structures, other graphs' elements).
@@ -155,7 +170,8 @@ def _fast_callable(session, graph, fetches):
     except (TypeError, ValueError, KeyError):
         return session.make_callable(fetches)
     options = config_pb2.CallableOptions()
-    options.run_options.inter_op_thread_pool = -1  # run in the calling thread
+    if inline:
+        options.run_options.inter_op_thread_pool = -1  # run in the calling thread
     slots = []
     names = {}
     for element in elements:
@@ -300,21 +316,13 @@ class _GraphState:
                 self.epochs = v1.placeholder(tf.int64, [], name="num_epochs")
                 self.buffer = v1.placeholder(tf.int64, [], name="shuffle_buffer")
                 self.seed = v1.placeholder_with_default(tf.constant(0, tf.int64), [], name="seed")
-                # No tf.data graph rewrites: they would run at every re-initialization
-                # (each call) and gain nothing on in-memory slices.
-                options = tf.data.Options()
-                options.experimental_optimization.apply_default_optimizations = False
-                options.experimental_optimization.inject_prefetch = False
-                options.autotune.enabled = False
-                base = tf.data.Dataset.from_tensor_slices(self.placeholders)
-                plain = base.repeat(self.epochs).batch(self.batch_size).with_options(options)
-                shuffled = base.shuffle(self.buffer, seed=self.seed, reshuffle_each_iteration=True)
-                shuffled = shuffled.repeat(self.epochs).batch(self.batch_size)
-                shuffled = shuffled.with_options(options)
-                iterator = v1.data.Iterator.from_structure(v1.data.get_output_types(plain),
-                                                           v1.data.get_output_shapes(plain))
-                self.init_plain = iterator.make_initializer(plain)
-                self.init_shuffled = iterator.make_initializer(shuffled)
+                datasets = _batches(tf, self.placeholders, self.batch_size, self.epochs,
+                                    self.buffer, self.seed)
+                iterator = v1.data.Iterator.from_structure(
+                    v1.data.get_output_types(datasets["plain"]),
+                    v1.data.get_output_shapes(datasets["plain"]))
+                self.initializers = {name: iterator.make_initializer(dataset)
+                                     for name, dataset in datasets.items()}
                 batch = iterator.get_next()
 
             if signature is None:
@@ -457,19 +465,28 @@ class _GraphState:
         return int(self.session.run(self.global_step_read))
 
     def start_input(self, feeds, input_fn, training, epochs=None):
-        shuffle = input_fn.shuffles(training)
         feed = {self.placeholders[name]: value for name, value in feeds.items()}
         num_epochs = input_fn.num_epochs if epochs is None else epochs
         feed[self.batch_size] = _batch_rows(feeds, input_fn, num_epochs)
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
+        shuffle = input_fn.shuffles(training)
+        small = input_fn.n * len(feeds) <= _SMALL_VALUES
+        order = "small_plain" if small else "plain"
         if shuffle:
+            buffer = input_fn.queue_capacity
+            if small:
+                order = "small_shuffled"
+            elif buffer is None or buffer >= input_fn.n:
+                order = "permuted"
+            else:
+                order = "buffered"
             # TensorFlow allocates the whole buffer at once (std::bad_alloc for 1e9); one
             # larger than the data shuffles the same way as one of the data's size
-            feed[self.buffer] = min(input_fn.queue_capacity, input_fn.n)
+            feed[self.buffer] = input_fn.n if buffer is None else min(buffer, input_fn.n)
             # a fixed seed repeats the same order in every call; None: a new order each call
             feed[self.seed] = (input_fn.seed if input_fn.seed is not None
                                else int(_SEEDS.integers(1, 2**31 - 1)))
-        self.session.run(self.init_shuffled if shuffle else self.init_plain, feed)
+        self.session.run(self.initializers[order], feed)
 
     def save(self, step):
         import tensorflow as tf
@@ -546,6 +563,59 @@ def _raised_in_end(error):
     """Whether ``error`` came from a hook's ``end()`` (the runner's note says so)."""
     return any(note.startswith("pyhooks: raised in ") and note.endswith(".end()")
                for note in getattr(error, "__notes__", ()))
+
+
+def _batches(tf, columns, batch_size, epochs, buffer, seed):
+    """The datasets of batches (dicts of whole tensors) an input can be read with.
+
+    Batches run on across epochs (only the last batch of the last epoch may be
+    smaller) and every epoch holds every row once. In the datasets for real
+    data, no value passes through tf.data on its own; they are prefetched, with
+    tf.data's default optimizations and autotuning:
+
+    * ``plain``: the columns in input order, cut into batches (``rebatch``);
+    * ``permuted``: each epoch, every column gathered in a new random
+      permutation of the rows (one op per column and epoch; seeded by ``seed``
+      and the epoch, so a fixed seed repeats the order), cut into batches; what
+      a shuffle buffer holding all rows gives;
+    * ``buffered``: row numbers through a shuffle buffer of ``buffer`` rows, as
+      ``Dataset.shuffle`` does, batched; each batch of row numbers gathers a
+      batch from every column.
+
+    ``small_plain`` and ``small_shuffled`` (shuffle buffer ``buffer``) are for
+    data of at most ``_SMALL_VALUES`` values: rows are sliced one by one, with no
+    function to instantiate, no prefetch thread and no graph rewrites, which
+    would cost more at each call's initialization (~20-50 ms) than such data
+    costs to slice (see bench/README.md).
+    """
+    rows = tf.shape(next(iter(columns.values())), out_type=tf.int64)[0]
+
+    def gather(order):
+        return {name: tf.gather(column, order) for name, column in columns.items()}
+
+    def permuted_epoch(epoch):
+        order = tf.random.experimental.stateless_shuffle(tf.range(rows),
+                                                         seed=tf.stack([seed, epoch]))
+        return gather(order)
+
+    plain = tf.data.Dataset.from_tensors(columns).repeat(epochs).rebatch(batch_size)
+    # epochs = -1: forever
+    permuted = tf.data.Dataset.counter().take(epochs).map(permuted_epoch).rebatch(batch_size)
+    buffered = (tf.data.Dataset.range(rows)
+                .shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+                .repeat(epochs).batch(batch_size).map(gather))
+    datasets = {name: dataset.prefetch(tf.data.AUTOTUNE)
+                for name, dataset in (("plain", plain), ("permuted", permuted),
+                                      ("buffered", buffered))}
+    small = tf.data.Options()
+    small.experimental_optimization.apply_default_optimizations = False
+    small.experimental_optimization.inject_prefetch = False
+    small.autotune.enabled = False
+    slices = tf.data.Dataset.from_tensor_slices(columns)
+    datasets["small_plain"] = slices.repeat(epochs).batch(batch_size).with_options(small)
+    datasets["small_shuffled"] = (slices.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+                                  .repeat(epochs).batch(batch_size).with_options(small))
+    return datasets
 
 
 # --------------------------------------------------------------------------- the estimator

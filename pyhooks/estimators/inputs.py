@@ -15,7 +15,7 @@ import numpy as np
 
 from pyhooks.timer import check_positive
 
-__all__ = ["InputFn", "input_fn"]
+__all__ = ["InputFn", "column_from_r", "input_fn"]
 
 
 def _column_names(data):
@@ -101,7 +101,7 @@ def as_column(name, values):
     if kind == "b":
         return array
     if kind in "US":
-        return array.astype(str)
+        return array.astype(str, copy=False)
     if kind == "O":
         missing = np.array([v is None or (isinstance(v, float) and v != v) for v in array],
                            dtype=bool)
@@ -120,6 +120,34 @@ def as_column(name, values):
                         f"of {', '.join(types)}.")
     raise TypeError(f"Column {name!r} has unsupported type {array.dtype} (numbers, booleans or "
                     "strings are supported).")
+
+
+_R_TYPES = {"double": "<f8", "integer": "<i4", "logical": "<i4"}
+
+
+def column_from_r(kind, data, levels=None):
+    """A column sent by R's ``input_fn()`` as whole arrays, as a 1-D numpy array.
+
+    R sends each column as its values' bytes (``writeBin()``), so no value is
+    converted on its own. Character columns and factors come as 1-based codes
+    (``integer`` bytes) and their distinct values (``levels``).
+
+    Args:
+        kind: R's type of the values: ``"double"``, ``"integer"``, ``"logical"``,
+            or ``"character"`` (codes into ``levels``).
+        data: the little-endian bytes of the values or codes.
+        levels: for ``"character"``, the distinct strings.
+    """
+    if kind == "character":
+        codes = np.frombuffer(data, dtype="<i4")
+        return np.asarray(list(levels) if levels is not None else [], dtype=str)[codes - 1]
+    if kind not in _R_TYPES:
+        raise TypeError(f"R column type {kind!r} is not one of {', '.join(_R_TYPES)} or "
+                        "character.")
+    values = np.frombuffer(data, dtype=_R_TYPES[kind])
+    if kind == "logical":
+        return values != 0
+    return values.astype(np.int64) if kind == "integer" else values
 
 
 class InputFn:
@@ -176,7 +204,7 @@ class InputFn:
 
 
 def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_epochs=1,
-             queue_capacity=1000, num_threads=1, seed=None):
+             queue_capacity=None, num_threads=1, seed=None):
     """Describes how an estimator reads ``data``: which columns, in which batches.
 
     Args:
@@ -190,7 +218,12 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
             evaluating or predicting).
         num_epochs: passes over the data before the input is exhausted; None
             repeats forever (then give ``steps`` to ``train()``).
-        queue_capacity: size of the shuffle buffer (rows).
+        queue_capacity: size of the shuffle buffer (rows). None (default): every
+            epoch is a new random permutation of all rows, as with a buffer holding
+            the whole data (the data is in memory anyway; while an epoch is read,
+            its rows are held in their permuted order, a second copy of the
+            columns). A smaller buffer shuffles only locally: each row is drawn
+            from the next ``queue_capacity`` rows not yet used.
         num_threads: accepted for compatibility with R's ``input_fn()``.
         seed: the shuffling seed (None: different each time).
 
@@ -215,8 +248,7 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
                              f"the {kind} has: {', '.join(names) if names else 'no columns'}.")
     batch_size = check_positive("batch_size", batch_size, integer=True, allow_none=False)
     num_epochs = check_positive("num_epochs", num_epochs, integer=True)
-    queue_capacity = check_positive("queue_capacity", queue_capacity, integer=True,
-                                    allow_none=False)
+    queue_capacity = check_positive("queue_capacity", queue_capacity, integer=True)
     num_threads = check_positive("num_threads", num_threads, integer=True, allow_none=False)
     if isinstance(shuffle, np.bool_):
         shuffle = bool(shuffle)

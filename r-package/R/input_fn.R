@@ -22,8 +22,10 @@
 #' @param shuffle `"auto"` (shuffle when training), `TRUE` or `FALSE`.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever
 #'   (then give `steps` to [train()]).
-#' @param queue_capacity Size of the shuffle buffer (rows); a buffer larger
-#'   than the data shuffles as one of the data's size.
+#' @param queue_capacity Size of the shuffle buffer (rows). `NULL` (the
+#'   default) shuffles all rows: every epoch is a new random permutation of the
+#'   whole data. A smaller buffer shuffles only locally (each row is drawn from
+#'   the next `queue_capacity` rows not yet used).
 #' @param num_threads Accepted for compatibility.
 #' @param seed The shuffling seed, or `NULL`.
 #' @param ... Not used; must be empty.
@@ -56,7 +58,7 @@ input_fn.formula <- function(data, features, ...) {
 #' @rdname input_fn
 #' @export
 input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
-                             shuffle = "auto", num_epochs = 1L, queue_capacity = 1000L,
+                             shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
                              num_threads = 1L, seed = NULL, ...) {
   rlang::check_dots_empty()
   rlang::check_required(features)
@@ -68,16 +70,24 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
     )
   }
   check_no_missing(data, c(features, response), call)
-  columns <- lapply(data, function(column) {
-    if (is.factor(column)) column <- as.character(column)
-    if (is.matrix(column) && ncol(column) > 1L) { # a row of numbers per example
-      return(lapply(seq_len(nrow(column)), function(i) column[i, ]))
-    }
-    if (!is.atomic(column)) return(column)
-    column <- as.vector(column)
-    # a vector becomes a Python list (a length-one one would become a scalar)
-    if (length(column) == 1L) list(column) else column
-  })
+  py_pyhooks() # Python (and numpy) loaded before any column is converted
+  # only the columns used are converted (and checked); the others are named
+  # (for Python's error messages) and sent as NULL
+  used <- names(data) %in% c(features, response)
+  columns <- rep(list(NULL), length(data))
+  names(columns) <- names(data)
+  for (i in which(used)) {
+    column <- data[[i]]
+    columns[i] <- list(
+      if (is.matrix(column) && ncol(column) > 1L) { # a row of numbers per example
+        lapply(seq_len(nrow(column)), function(r) column[r, ])
+      } else if (!is.atomic(column) && !is.factor(column)) {
+        column # nested lists: one value (or vector) per example
+      } else {
+        as_py_column(column, names(data)[[i]], call)
+      }
+    )
+  }
   py_construct("input_fn", list(
     data = columns,
     features = as_py_list(features),
@@ -95,7 +105,7 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
 #' @param epochs The same as `num_epochs` (tfestimators' name), or `NULL`.
 #' @export
 input_fn.data.frame <- function(data, features, response = NULL, batch_size = 128L,
-                                shuffle = "auto", num_epochs = 1L, queue_capacity = 1000L,
+                                shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
                                 num_threads = 1L, seed = NULL, ..., epochs = NULL) {
   rlang::check_required(features)
   resolved <- resolve_input_columns(data, rlang::enquo(features), rlang::enquo(response),
@@ -142,4 +152,41 @@ check_no_missing <- function(data, names, call = rlang::caller_env()) {
     )
   }
   invisible()
+}
+
+# One column as a whole numpy array: its values' bytes (or, for strings and
+# factors, codes and distinct values) go to Python in one piece, with no
+# per-row work in R or Python. NA is an R error naming the column: it has no
+# NumPy integer, logical or string equivalent.
+as_py_column <- function(column, name, call) {
+  if (!is.atomic(column) || is.null(column)) return(column)
+  if (anyNA(column)) {
+    missing <- which(is.na(column))
+    cli::cli_abort(
+      "Column {.val {name}} has {length(missing)} missing value{?s} ({.code NA}), first at row {missing[[1L]]}: remove or impute them before {.fn input_fn}.",
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  if (is.null(.py$column_from_r)) {
+    .py$column_from_r <- reticulate::import("pyhooks.estimators.inputs",
+                                            convert = FALSE)$column_from_r
+  }
+  kind <- typeof(column)
+  levels <- NULL
+  if (is.factor(column)) { # its codes and labels as they are
+    kind <- "character"
+    levels <- as.list(levels(column))
+    column <- as.integer(column)
+  } else if (kind == "character") {
+    levels <- unique(column)
+    column <- match(column, levels)
+    levels <- as.list(levels)
+  } else if (kind == "logical") {
+    column <- as.integer(column)
+  } else if (!kind %in% c("double", "integer")) {
+    return(as.vector(column)) # complex, raw: Python names the column and the problem
+  }
+  size <- if (is.double(column)) 8L else 4L
+  .py$column_from_r(kind, writeBin(as.vector(column), raw(), size = size, endian = "little"),
+                    levels)
 }

@@ -130,3 +130,29 @@ test_that("input_fn() errors are clear", {
   expect_error(input_fn(matrix(1:4, 2), features = "V1"), "`data` must have column names")
   expect_error(input_fn(data.frame(x = c(1, NA)), features = "x"), "missing")
 })
+
+test_that("input_fn() sends whole columns: numbers, integers, logicals, strings and factors", {
+  skip_if_no_pyhooks()
+  data <- data.frame(x = c(0.5, -2), i = c(3L, 4L), l = c(TRUE, FALSE), s = c("a", "b"),
+                     f = factor(c("q", "p"), levels = c("p", "q")), unused = c(NA, 1))
+  input <- input_fn(data, features = c("x", "i", "l", "s", "f"))
+  columns <- reticulate::py_get_attr(input, "columns")
+  values <- reticulate::py_eval("lambda c: {k: [v.dtype.kind, v.tolist()] for k, v in c.items()}")(
+    columns
+  )
+  expect_identical(values$x, list("f", c(0.5, -2)))
+  expect_identical(values$i, list("i", c(3L, 4L)))
+  expect_identical(values$l, list("b", c(TRUE, FALSE)))
+  expect_identical(values$s, list("U", c("a", "b")))
+  expect_identical(values$f, list("U", c("q", "p")))
+  expect_null(values$unused) # not used, so not converted nor checked
+})
+
+test_that("input_fn() names a column holding NA, with the row", {
+  skip_if_no_pyhooks()
+  expect_error(input_fn(data.frame(n = c(1L, NA, NA)), features = "n"),
+               "Column \"n\" has 2 missing values \\(`NA`\\), first at row 2",
+               class = "pyhooks_error_argument")
+  expect_error(input_fn(data.frame(s = c("a", NA)), features = "s"), "first at row 2",
+               class = "pyhooks_error_argument")
+})

@@ -1,0 +1,741 @@
+"""Estimators on real-sized data: pyhooks vs tf.estimator 2.15, Keras model.fit and a hand-written graph.
+
+Run: ``.venv/bin/python bench/bench_estimators_data.py`` (``--quick``: fewer
+repeats; ``--sweep``: also examples/s against batch size on (a), written to
+``bench/batch_size.csv`` for ``bench/plot_batch_size.R``).
+
+Workloads (the same synthetic data in every system, made from fixed seeds):
+
+* (a) a DNN classifier, hidden units [64, 32], Adagrad 0.05, on 100,000 rows x
+  20 numeric columns, batch 256;
+* (b) 1,000,000 rows: two numeric columns, ``user`` (50,000 distinct strings,
+  hashed into 1,000 buckets) and ``color`` (a vocabulary list of 8 strings);
+  (b lin) a linear classifier (Ftrl) on all four, (b dnn) a DNN classifier
+  [64, 32] with an 8-dimensional embedding of the hashed ``user`` and
+  ``color`` one-hot; batch 256;
+* ``evaluate()`` and ``predict()`` of (a)'s model over its 100,000 rows.
+
+Systems, each in its own process (alive for the whole run):
+
+* pyhooks ``dnn_classifier`` / ``linear_classifier`` with ``input_fn()`` on a
+  dict of columns, its default hooks on (NaN check, history, progress bar);
+* tf.estimator 2.15 (``.venv-bench-tf215``, created by ``bench_estimators.py``'s
+  helper): ``DNNClassifier`` / ``LinearClassifier``, ``input_fn`` returning
+  ``Dataset.from_tensor_slices((dict of columns, labels)).shuffle(buffer).repeat()
+  .batch(b).prefetch(AUTOTUNE)``, its default hooks;
+* Keras 3 ``model.fit`` with the same layers on ``from_tensor_slices((X, y))``
+  (preprocessing layers ``Hashing``/``StringLookup`` in the dataset for (b));
+* the floor: the same model written by hand with ``tf.compat.v1`` in a private
+  ``tf.Graph``: ``from_tensor_slices`` of one ``[n, 20]`` matrix (or the (b)
+  columns), ``shuffle``, ``repeat``, ``batch``, ``prefetch``, and a plain
+  ``Session.run(train_op)`` loop;
+* "floor, batched": the same graph fed whole batches, as pyhooks is (each epoch
+  a random permutation gathers the data, ``rebatch`` cuts it);
+* "pyhooks, TF pool": pyhooks with each step's ops in TensorFlow's inter-op
+  thread pool (``_RUN_INLINE = False``), the side-by-side behind that choice.
+
+Every system shuffles with a buffer holding all rows (pyhooks' default); (a)
+is also run with a buffer of 1,000 rows. Training throughput is measured
+inside a training call, over STEPS steps after WARMUP steps (a hook, callback
+or loop counter reads the clock), so graph building and restoring are left
+out. Rounds alternate between the systems (the order changes each round) so
+that all see the same machine load; the tables show medians. Not a test:
+numbers vary with the machine and its load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+WARMUP, STEPS = (int(n) for n in os.environ.get("BENCH_STEPS", "50,400").split(","))
+SYSTEMS = ("pyhooks", "pyhooks, TF pool", "tf.estimator 2.15", "Keras model.fit", "floor",
+           "floor, batched")
+SWEEP = (32, 64, 128, 256, 512, 1024, 2048, 4096)
+A_ROWS, A_COLS, B_ROWS = 100_000, 20, 1_000_000
+COLORS = ["red", "green", "blue", "black", "white", "yellow", "purple", "orange"]
+LR_DNN = 0.05
+
+
+# --------------------------------------------------------------------------- data (all sides)
+def data_a():
+    import numpy as np
+
+    rng = np.random.default_rng(18)
+    x = rng.normal(size=(A_ROWS, A_COLS)).astype(np.float32)
+    w = rng.normal(size=A_COLS)
+    y = (x @ w + rng.normal(size=A_ROWS) > 0).astype(np.int64)
+    return x, y
+
+
+def data_b():
+    import numpy as np
+
+    rng = np.random.default_rng(19)
+    users = rng.integers(0, 50_000, B_ROWS)
+    color = rng.integers(0, len(COLORS), B_ROWS)
+    x1, x2 = rng.normal(size=B_ROWS), rng.normal(size=B_ROWS)
+    score = x1 - 0.5 * x2 + (users % 7 - 3) * 0.3 + (color - 3.5) * 0.2
+    return {"x1": x1, "x2": x2,
+            "user": np.char.add("u", users.astype(str)),
+            "color": np.array(COLORS)[color],
+            "label": (score + rng.normal(size=B_ROWS) > 0).astype(np.int64)}
+
+
+def columns_a():
+    x, y = data_a()
+    columns = {f"x{i}": x[:, i] for i in range(A_COLS)}
+    columns["label"] = y
+    return columns
+
+
+class Clock:
+    """Reads the clock after step WARMUP and after step WARMUP + STEPS."""
+
+    def __init__(self):
+        self.count = 0
+        self.start = self.end = None
+
+    def tick(self):
+        self.count += 1
+        if self.count == WARMUP:
+            self.start = time.perf_counter()
+        elif self.count == WARMUP + STEPS:
+            self.end = time.perf_counter()
+
+    def rate(self, batch):
+        return STEPS * batch / (self.end - self.start)
+
+
+def _buffer(buffer, rows):
+    return rows if buffer is None else buffer
+
+
+# --------------------------------------------------------------------------- pyhooks
+def side_pyhooks(preloaded=None):
+    import numpy as np
+
+    import pyhooks
+    from pyhooks import estimators as E
+    from pyhooks.estimators import _quiet
+
+    tf = _quiet.import_tensorflow()
+    models, inputs, cache = {}, {}, dict(preloaded or {})
+
+    def sink(text):
+        pass
+
+    class Timer(pyhooks.SessionRunHook):
+        def __init__(self):
+            self.clock = Clock()
+
+        def after_run(self, run_context, run_values):
+            self.clock.tick()
+
+    def model_for(workload):
+        if workload not in models:
+            if workload == "a":
+                fcs = E.feature_columns(*[E.column_numeric(f"x{i}") for i in range(A_COLS)])
+                models[workload] = E.dnn_classifier([64, 32], fcs)
+            elif workload == "b_lin":
+                models[workload] = E.linear_classifier(E.feature_columns(
+                    E.column_numeric("x1"), E.column_numeric("x2"),
+                    E.column_categorical_with_hash_bucket("user", 1000),
+                    E.column_categorical_with_vocabulary_list("color", COLORS)))
+            else:
+                models[workload] = E.dnn_classifier([64, 32], E.feature_columns(
+                    E.column_numeric("x1"), E.column_numeric("x2"),
+                    E.column_embedding(E.column_categorical_with_hash_bucket("user", 1000), 8),
+                    E.column_indicator(E.column_categorical_with_vocabulary_list("color",
+                                                                                COLORS))))
+        return models[workload]
+
+    def data(workload):
+        key = "a" if workload == "a" else "b"
+        if key not in cache:
+            cache[key] = columns_a() if key == "a" else data_b()
+        return cache[key]
+
+    def train(workload, batch, buffer):
+        key = (workload, batch, buffer)
+        if key not in inputs:
+            columns = data(workload)
+            features = [k for k in columns if k != "label"]
+            inputs[key] = E.input_fn(columns, features, "label", batch_size=batch,
+                                     shuffle=True, num_epochs=None, queue_capacity=buffer)
+        timer = Timer()
+        model_for(workload).train(inputs[key], steps=WARMUP + STEPS,
+                                  hooks=[timer, pyhooks.ProgressBarHook(writer=sink)])
+        return timer.clock.rate(batch)
+
+    def evaluate(kind):
+        model = model_for("a")
+        columns = data("a")
+        features = [k for k in columns if k != "label"]
+        if model.latest_checkpoint() is None:
+            train("a", 256, None)
+        key = ("eval", kind)
+        if key not in inputs:
+            inputs[key] = E.input_fn(columns, features, "label" if kind == "evaluate" else None,
+                                     batch_size=1024)
+        start = time.perf_counter()
+        if kind == "evaluate":
+            model.evaluate(inputs[key])
+        else:
+            out = model.predict(inputs[key], as_dict=True)
+            assert len(out["class_ids"]) == A_ROWS
+        return A_ROWS / (time.perf_counter() - start)
+
+    del np, tf
+    return train, evaluate
+
+
+# --------------------------------------------------------------------------- tf.estimator 2.15
+def side_tf_estimator():
+    import tempfile
+
+    import numpy as np
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+    fc = tf.feature_column
+    models, cache = {}, {}
+
+    class Timer(tf.estimator.SessionRunHook):
+        def __init__(self):
+            self.clock = Clock()
+
+        def after_run(self, run_context, run_values):
+            self.clock.tick()
+
+    def data(workload):
+        key = "a" if workload == "a" else "b"
+        if key not in cache:
+            cache[key] = columns_a() if key == "a" else data_b()
+        return cache[key]
+
+    def model_for(workload):
+        if workload not in models:
+            model_dir = tempfile.mkdtemp(prefix="bench_tfest_")
+            config = tf.estimator.RunConfig(log_step_count_steps=100)
+            if workload == "a":
+                cols = [fc.numeric_column(f"x{i}") for i in range(A_COLS)]
+                models[workload] = tf.estimator.DNNClassifier(  # default: Adagrad 0.05
+                    [64, 32], cols, model_dir=model_dir, config=config)
+            else:
+                user = fc.categorical_column_with_hash_bucket("user", 1000)
+                color = fc.categorical_column_with_vocabulary_list("color", COLORS)
+                numeric = [fc.numeric_column("x1"), fc.numeric_column("x2")]
+                if workload == "b_lin":
+                    models[workload] = tf.estimator.LinearClassifier(
+                        numeric + [user, color], model_dir=model_dir, config=config)
+                else:
+                    models[workload] = tf.estimator.DNNClassifier(
+                        [64, 32], numeric + [fc.embedding_column(user, 8),
+                                            fc.indicator_column(color)],
+                        model_dir=model_dir, config=config)
+        return models[workload]
+
+    def make_input(columns, batch, buffer, repeat=True, labels=True):
+        features = {k: v for k, v in columns.items() if k != "label"}
+        n = len(columns["label"])
+
+        def input_fn():
+            pieces = (features, columns["label"]) if labels else features
+            dataset = tf.data.Dataset.from_tensor_slices(pieces)
+            if repeat:
+                dataset = dataset.shuffle(_buffer(buffer, n)).repeat()
+            return dataset.batch(batch).prefetch(tf.data.AUTOTUNE)
+        return input_fn
+
+    def train(workload, batch, buffer):
+        timer = Timer()
+        model_for(workload).train(make_input(data(workload), batch, buffer),
+                                  steps=WARMUP + STEPS, hooks=[timer])
+        return timer.clock.rate(batch)
+
+    def evaluate(kind):
+        model = model_for("a")
+        if model.latest_checkpoint() is None:
+            train("a", 256, None)
+        start = time.perf_counter()
+        if kind == "evaluate":
+            model.evaluate(make_input(data("a"), 1024, None, repeat=False))
+        else:
+            out = list(model.predict(make_input(data("a"), 1024, None, repeat=False,
+                                                labels=False)))
+            assert len(out) == A_ROWS
+        return A_ROWS / (time.perf_counter() - start)
+
+    del np
+    return train, evaluate
+
+
+# --------------------------------------------------------------------------- Keras
+def side_keras():
+    import numpy as np
+    import tensorflow as tf
+    import keras
+
+    models, cache = {}, {}
+
+    class Timer(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.clock = Clock()
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.clock.tick()
+
+    def dense_stack(inputs):
+        net = keras.layers.Dense(64, activation="relu")(inputs)
+        net = keras.layers.Dense(32, activation="relu")(net)
+        return keras.layers.Dense(1)(net)
+
+    def model_for(workload):
+        if workload in models:
+            return models[workload]
+        if workload == "a":
+            inputs = keras.Input((A_COLS,))
+            model = keras.Model(inputs, dense_stack(inputs))
+            optimizer = keras.optimizers.Adagrad(LR_DNN)
+        else:
+            numeric = keras.Input((2,), name="numeric")
+            user = keras.Input((), dtype="int64", name="user")
+            color = keras.Input((), dtype="int64", name="color")
+            inputs = [numeric, user, color]
+            if workload == "b_lin":
+                logit = keras.layers.Add()([
+                    keras.layers.Dense(1)(numeric),
+                    keras.layers.Embedding(1000, 1)(user),
+                    keras.layers.Embedding(len(COLORS) + 1, 1)(color)])
+                model = keras.Model(inputs, logit)
+                optimizer = keras.optimizers.Ftrl(0.2)
+            else:
+                net = keras.layers.Concatenate()([
+                    numeric, keras.layers.Embedding(1000, 8)(user),
+                    keras.layers.CategoryEncoding(len(COLORS) + 1, "one_hot")(color)])
+                model = keras.Model(inputs, dense_stack(net))
+                optimizer = keras.optimizers.Adagrad(LR_DNN)
+        model.compile(optimizer, keras.losses.BinaryCrossentropy(from_logits=True))
+        models[workload] = model
+        return model
+
+    def dataset(workload, batch, buffer):
+        key = (workload, batch, buffer)
+        if key in cache:
+            return cache[key]
+        if workload == "a":
+            x, y = data_a()
+            pieces, n, prepare = (x, y), len(y), None
+        else:
+            if "b" not in cache:
+                cache["b"] = data_b()
+            b = cache["b"]
+            n = len(b["label"])
+            pieces = ({"numeric": np.stack([b["x1"], b["x2"]], 1).astype(np.float32),
+                       "user": b["user"], "color": b["color"]}, b["label"])
+            hashing = keras.layers.Hashing(1000)
+            lookup = keras.layers.StringLookup(vocabulary=COLORS)
+
+            def prepare(features, labels):
+                return ({"numeric": features["numeric"], "user": hashing(features["user"]),
+                         "color": lookup(features["color"])}, labels)
+        data = tf.data.Dataset.from_tensor_slices(pieces).shuffle(_buffer(buffer, n)).repeat()
+        data = data.batch(batch)
+        if prepare is not None:
+            data = data.map(prepare, num_parallel_calls=tf.data.AUTOTUNE)
+        cache[key] = data.prefetch(tf.data.AUTOTUNE)
+        return cache[key]
+
+    def train(workload, batch, buffer):
+        timer = Timer()
+        model_for(workload).fit(dataset(workload, batch, buffer), epochs=1,
+                                steps_per_epoch=WARMUP + STEPS, verbose=0, callbacks=[timer])
+        return timer.clock.rate(batch)
+
+    def evaluate(kind):
+        model = model_for("a")
+        x, y = data_a()
+        start = time.perf_counter()
+        if kind == "evaluate":
+            model.evaluate(x, y, batch_size=1024, verbose=0)
+        else:
+            assert len(model.predict(x, batch_size=1024, verbose=0)) == A_ROWS
+        return A_ROWS / (time.perf_counter() - start)
+
+    return train, evaluate
+
+
+# --------------------------------------------------------------------------- the floor
+def side_floor(batched=False):
+    import numpy as np
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    runs, cache = {}, {}
+
+    def dense_stack(net):
+        for i, width in enumerate((64, 32, 1)):
+            kernel = v1.get_variable(f"k{i}", [net.shape[1], width],
+                                     initializer=v1.glorot_uniform_initializer())
+            bias = v1.get_variable(f"b{i}", [width], initializer=v1.zeros_initializer())
+            net = tf.nn.bias_add(tf.matmul(net, kernel), bias)
+            if width != 1:
+                net = tf.nn.relu(net)
+        return net[:, 0]
+
+    def b_features(batch_features):
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(tf.constant(COLORS),
+                                                tf.range(len(COLORS), dtype=tf.int64)), -1)
+        user = tf.strings.to_hash_bucket_fast(batch_features["user"], 1000)
+        color = table.lookup(batch_features["color"])
+        numeric = tf.stack([batch_features["x1"], batch_features["x2"]], 1)
+        return numeric, user, color
+
+    def graph_for(workload, batch, buffer, mode="train"):
+        key = (workload, batch, buffer, mode)
+        if key in runs:
+            return runs[key]
+        graph = tf.Graph()
+        with graph.as_default():
+            if workload == "a":
+                x, y = data_a()
+                pieces = (x, y) if mode != "predict" else x
+            else:
+                if "b" not in cache:
+                    cache["b"] = data_b()
+                b = cache["b"]
+                pieces = ({"x1": b["x1"].astype(np.float32), "x2": b["x2"].astype(np.float32),
+                           "user": b["user"], "color": b["color"]}, b["label"])
+            n = A_ROWS if workload == "a" else B_ROWS
+            arrays = tf.nest.flatten(pieces)
+            holders = [v1.placeholder(tf.as_dtype(a.dtype) if a.dtype.kind != "U" else tf.string,
+                                      a.shape) for a in arrays]
+            held = tf.nest.pack_sequence_as(pieces, holders)
+            if batched and mode == "train":
+                if buffer is not None:
+                    raise ValueError("the batched floor permutes all rows (no bounded buffer)")
+
+                def permuted(epoch):  # a new permutation of all rows each epoch, gathered
+                    order = tf.random.shuffle(tf.range(n, dtype=tf.int64))
+                    return tf.nest.map_structure(lambda t: tf.gather(t, order), held)
+                data = tf.data.Dataset.counter().map(permuted).rebatch(batch)
+            else:
+                data = tf.data.Dataset.from_tensor_slices(held)
+                if mode == "train":
+                    data = data.shuffle(_buffer(buffer, n)).repeat()
+                data = data.batch(batch)
+            data = data.prefetch(tf.data.AUTOTUNE)
+            iterator = v1.data.make_initializable_iterator(data)
+            batch_tensors = iterator.get_next()
+            features, labels = batch_tensors if mode != "predict" else (batch_tensors, None)
+            if workload == "a":
+                logits = dense_stack(features)
+            else:
+                numeric, user, color = b_features(features)
+                if workload == "b_lin":
+                    weights_user = v1.get_variable("wu", [1000, 1], initializer=v1.zeros_initializer())
+                    weights_color = v1.get_variable("wc", [len(COLORS), 1],
+                                                    initializer=v1.zeros_initializer())
+                    weights_num = v1.get_variable("wn", [2, 1], initializer=v1.zeros_initializer())
+                    bias = v1.get_variable("bias", [1], initializer=v1.zeros_initializer())
+                    logits = (tf.matmul(numeric, weights_num) + tf.gather(weights_user, user)
+                              + tf.gather(weights_color, color) + bias)[:, 0]
+                else:
+                    embedding = v1.get_variable("emb", [1000, 8])
+                    net = tf.concat([numeric, tf.gather(embedding, user),
+                                     tf.one_hot(color, len(COLORS))], 1)
+                    logits = dense_stack(net)
+            if mode == "predict":
+                op = tf.sigmoid(logits)
+            else:
+                loss = tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(
+                    labels=tf.cast(labels, tf.float32), logits=logits))
+                if mode == "train":
+                    optimizer = (v1.train.FtrlOptimizer(0.2) if workload == "b_lin"
+                                 else v1.train.AdagradOptimizer(LR_DNN))
+                    op = optimizer.minimize(loss)
+                else:
+                    op = loss
+            session = v1.Session(graph=graph)
+            feed = dict(zip(holders, arrays))
+            session.run([v1.global_variables_initializer(), v1.tables_initializer()])
+            session.run(iterator.initializer, feed)
+        runs[key] = (session, op, lambda: session.run(iterator.initializer, feed))
+        return runs[key]
+
+    def train(workload, batch, buffer):
+        session, op, _ = graph_for(workload, batch, buffer)
+        clock = Clock()
+        for _ in range(WARMUP + STEPS):
+            session.run(op)
+            clock.tick()
+        return clock.rate(batch)
+
+    def evaluate(kind):
+        session, op, initializer = graph_for("a", 1024, None, kind)
+        start = time.perf_counter()
+        initializer()  # one pass over the data per call
+        run_once = session.make_callable(op)
+        try:
+            while True:
+                run_once()
+        except tf.errors.OutOfRangeError:
+            pass
+        return A_ROWS / (time.perf_counter() - start)
+
+    return train, evaluate
+
+
+# --------------------------------------------------------------------------- peak memory
+def peak_rss(workload):
+    """Peak RSS growth of a fresh pyhooks process training on (b), vs the data's size."""
+
+    def status(field):
+        with open("/proc/self/status", encoding="ascii") as stream:
+            for line in stream:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    from pyhooks.estimators import _quiet
+
+    _quiet.import_tensorflow()
+    base = status("VmRSS")
+    data = data_b()
+    size = sum(v.nbytes for v in data.values())
+    with open("/proc/self/clear_refs", "w", encoding="ascii") as stream:
+        stream.write("5")  # resets the peak: making the data's temporaries are not counted
+    train, _ = side_pyhooks({"b": data})
+    start = time.perf_counter()
+    train(workload, 256, None)
+    return {"base": base, "data": size, "peak": status("VmHWM") - base,
+            "seconds": time.perf_counter() - start}
+
+
+# --------------------------------------------------------------------------- driver
+def side_pyhooks_pool():
+    """pyhooks with each step's ops run by TensorFlow's inter-op thread pool."""
+    from pyhooks.estimators import estimator
+
+    estimator._RUN_INLINE = False  # noqa: SLF001 - the side-by-side the module docstring cites
+    return side_pyhooks()
+
+
+SIDES = {"pyhooks": side_pyhooks, "pyhooks, TF pool": side_pyhooks_pool,
+         "tf.estimator 2.15": side_tf_estimator,
+         "Keras model.fit": side_keras, "floor": side_floor,
+         "floor, batched": lambda: side_floor(batched=True)}
+
+
+def serve(name):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.path.insert(0, ROOT)
+    train, evaluate = SIDES[name]()
+    print(json.dumps({"ready": True}), flush=True)
+    global WARMUP, STEPS
+    for line in sys.stdin:
+        command = json.loads(line)
+        WARMUP, STEPS = command.get("warmup", WARMUP), command.get("steps", STEPS)
+        try:
+            if command["op"] == "train":
+                value = train(command["workload"], command["batch"], command["buffer"])
+            elif command["op"] == "rss":
+                value = peak_rss(command["workload"])
+            else:
+                value = evaluate(command["op"])
+        except Exception as error:  # noqa: BLE001 - reported in the table, not fatal
+            value = {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
+        print(json.dumps({"value": value}), flush=True)
+
+
+class Side:
+    def __init__(self, name, python):
+        self.name = name
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
+        self.process = subprocess.Popen([python, os.path.abspath(__file__), "--serve", name],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, env=env)
+        self.ask(None)
+
+    def ask(self, command):
+        if command is not None:
+            self.process.stdin.write(json.dumps(command) + "\n")
+            self.process.stdin.flush()
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{self.name} side ended")
+            if line.startswith("{"):
+                return json.loads(line).get("value")
+
+    def close(self):
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # TensorFlow's threads can hold up its exit
+            self.process.kill()
+            self.process.wait()
+
+
+def start_sides(names=SYSTEMS):
+    from bench_estimators import _bench_python, ensure_bench_venv
+
+    sides = {}
+    why_not = ensure_bench_venv()
+    for name in names:
+        if name.startswith("tf.estimator") and why_not is not None:
+            print(f"tf.estimator side unavailable: {why_not}")
+            continue
+        python = _bench_python() if name.startswith("tf.estimator") else sys.executable
+        sides[name] = Side(name, python)
+    return sides
+
+
+def alternate(sides, command, repeats, results):
+    """``repeats`` rounds of ``command`` on every side, each round in another order."""
+    names = list(sides)
+    for i in range(repeats):
+        order = names[i % len(names):] + names[:i % len(names)]
+        for name in (order if i % 2 == 0 else order[::-1]):
+            value = sides[name].ask(command)
+            results.setdefault(name, []).append(value)
+
+
+def median(values):
+    numbers = [v for v in values if isinstance(v, (int, float))]
+    if not numbers:
+        errors = [v["error"] for v in values if isinstance(v, dict) and "error" in v]
+        return None, errors[0] if errors else "-"
+    return statistics.median(numbers), None
+
+
+def table(title, rows, columns):
+    """rows: {row label: {system: [values]}}; prints examples/s and ratios to the others."""
+    print(f"\n{title}", flush=True)
+    head = f"{'':34}" + "".join(f"{c:>20}" for c in columns)
+    print(head)
+    print("-" * len(head))
+    for label, by_system in rows.items():
+        cells = []
+        for name in columns:
+            value, error = median(by_system.get(name, []))
+            cells.append(f"{value:>20,.0f}" if value is not None else f"{'n/a':>20}")
+        print(f"{label:34}" + "".join(cells))
+        mine, _ = median(by_system.get("pyhooks", []))
+        if mine:
+            ratios = []
+            for name in columns:
+                value, _ = median(by_system.get(name, []))
+                ratios.append(f"{mine / value:>19.2f}x" if value else f"{'':>20}")
+            print(f"{'  pyhooks / system':34}" + "".join(ratios))
+    for label, by_system in rows.items():
+        for name in columns:
+            _, error = median(by_system.get(name, []))
+            if error and error != "-":
+                print(f"  ({label}, {name}: {error})")
+    sys.stdout.flush()
+
+
+def sweep(repeats):
+    """Examples/s against batch size on (a), into bench/batch_size.csv (and a table)."""
+    sides = start_sides([name for name in SYSTEMS if name != "pyhooks, TF pool"])
+    names = list(sides)
+    rates = {}
+    try:
+        for batch in SWEEP:
+            steps = max(20, 50_000 // batch)
+            command = {"op": "train", "workload": "a", "batch": batch, "buffer": None,
+                       "warmup": max(5, steps // 10), "steps": steps}
+            alternate(sides, command, 1,
+                      rates.setdefault(batch, {}))
+    finally:
+        for side in sides.values():
+            side.close()
+    path = os.path.join(HERE, "batch_size.csv")
+    with open(path, "w", encoding="utf-8") as stream:
+        stream.write("system,batch_size,examples_per_s\n")
+        for batch, by_system in rates.items():
+            for name, values in by_system.items():
+                value, _ = median(values)
+                if value is not None:
+                    stream.write(f"\"{name}\",{batch},{value:.0f}\n")
+    table("(a) examples/s against batch size (buffer all rows; ~50,000 examples per "
+          "measurement)", {f"batch {b}": v for b, v in rates.items()}, names)
+    print(f"(written to {os.path.relpath(path, ROOT)}; plot: Rscript bench/plot_batch_size.R)")
+
+
+def main(argv):
+    if "--serve" in argv:
+        serve(argv[argv.index("--serve") + 1])
+        return 0
+    repeats = 3 if "--quick" in argv else 5
+    if "--steps" in argv:  # warm-up and measured steps, e.g. --steps 10,40 (for the sides too)
+        os.environ["BENCH_STEPS"] = argv[argv.index("--steps") + 1]
+        global WARMUP, STEPS
+        WARMUP, STEPS = (int(n) for n in os.environ["BENCH_STEPS"].split(","))
+    only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
+    started = time.perf_counter()
+    sides = start_sides()
+    columns = [name for name in SYSTEMS if name in sides]
+    workloads = [("a", "(a) DNN 100k x 20, buffer all rows", 256, None),
+                 ("a", "(a) DNN 100k x 20, buffer 1,000", 256, 1000),
+                 ("b_lin", "(b) linear, 1M rows, categorical", 256, None),
+                 ("b_dnn", "(b) DNN + embedding, 1M rows", 256, None)]
+    rows = {}
+    try:
+        for workload, label, batch, buffer in workloads:
+            if only and workload not in only:
+                continue
+            command = {"op": "train", "workload": workload, "batch": batch, "buffer": buffer}
+            alternate(sides, command, 1, {})  # first call: graphs, data, compilation
+            times = repeats if workload == "a" else max(2, repeats - 2)
+            alternate(sides, command, times, rows.setdefault(label, {}))
+            table(f"{label}: training examples/s (batch 256; medians of {times} alternating "
+                  f"rounds of {STEPS} steps after {WARMUP})", {label: rows[label]}, columns)
+        if not only or "eval" in only:
+            calls = {}
+            for op in ("evaluate", "predict"):
+                alternate(sides, {"op": op}, 1, {})
+                alternate(sides, {"op": op}, repeats, calls.setdefault(f"(a) {op}() over 100k rows", {}))
+            table(f"evaluate() / predict() of (a)'s model, examples/s per call (batch 1,024; "
+                  f"medians of {repeats}; tf.estimator rebuilds its graph in each call)", calls,
+                  columns)
+    finally:
+        for side in sides.values():
+            side.close()
+    if "--sweep" in argv:
+        sweep(repeats)
+    if not only or "rss" in only:
+        rss = {}
+        for workload in ("b_lin", "b_dnn"):
+            side = Side("pyhooks", sys.executable)
+            rss[workload] = side.ask({"op": "rss", "workload": workload})
+            side.close()
+        print("\nPeak memory of (b) in a fresh pyhooks process (RSS growth over the process "
+              "after importing TensorFlow)")
+        for workload, value in rss.items():
+            if "error" in value:
+                print(f"  {workload}: {value['error']}")
+                continue
+            print(f"  {workload}: data {value['data'] / 2**20:,.0f} MiB (numpy arrays), peak RSS "
+                  f"growth {value['peak'] / 2**20:,.0f} MiB = {value['peak'] / value['data']:.2f}x "
+                  f"the data (target <= 2x)")
+    print(f"\n(run time {time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

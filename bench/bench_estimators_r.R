@@ -1,0 +1,160 @@
+# Estimators from R on real-sized data: input_fn(data.frame) beside Python's input_fn(dict).
+#
+#   Rscript bench/bench_estimators_r.R        (BENCH_REPEATS=5, BENCH_STEPS=50,400 by default)
+#
+# The workloads of bench/bench_estimators_data.py, in one R process (one
+# TensorFlow), R and Python taking turns:
+#   (a)      dnn_classifier([64, 32]) on 100,000 rows x 20 numeric columns, batch 256
+#   (b lin)  linear_classifier on 1,000,000 rows: x1, x2, user (a character column,
+#            hashed into 1,000 buckets), color (a factor, vocabulary list of 8)
+# For each: the time input_fn() takes to turn the data into an input (R: a
+# data.frame; Python: a dict of numpy arrays, the same values), and training
+# examples/s over STEPS steps after WARMUP steps within one train() call
+# (a Python hook reads the clock), with the default hooks (the progress bar
+# writing nowhere). Medians of BENCH_REPEATS alternating rounds. The machine is
+# shared: compare columns of one run, not runs.
+
+suppressPackageStartupMessages(library(pyhooks))
+Sys.setenv(TF_CPP_MIN_LOG_LEVEL = Sys.getenv("TF_CPP_MIN_LOG_LEVEL", "2"))
+repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "5"))
+steps <- as.integer(strsplit(Sys.getenv("BENCH_STEPS", "50,400"), ",")[[1]])
+bench_dir <- normalizePath(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE),
+                                                             value = TRUE))))
+
+py <- reticulate::py_run_string(sprintf("
+import sys, time
+sys.path.insert(0, %s)
+import pyhooks
+import bench_estimators_data as B
+from pyhooks import estimators as E
+
+WARMUP, STEPS = %d, %d
+
+def silent(text):
+    pass
+
+class Timer(pyhooks.SessionRunHook):
+    def __init__(self):
+        self.n = 0
+        self.t0 = self.t1 = None
+    def after_run(self, run_context, run_values):
+        self.n += 1
+        if self.n == WARMUP:
+            self.t0 = time.perf_counter()
+        elif self.n == WARMUP + STEPS:
+            self.t1 = time.perf_counter()
+    def rate(self, batch):
+        return STEPS * batch / (self.t1 - self.t0)
+
+data = {'a': B.columns_a(), 'b_lin': B.data_b()}
+
+def column_names(workload):
+    return list(data[workload])
+
+def column_bytes(workload, name):
+    import numpy as np
+    values = data[workload][name]
+    if values.dtype.kind == 'f':
+        return 'double', bytearray(values.astype('<f8').tobytes()), None
+    if values.dtype.kind in 'iu':
+        return 'integer', bytearray(values.astype('<i4').tobytes()), None
+    levels, codes = np.unique(values, return_inverse=True)
+    return 'character', bytearray((codes + 1).astype('<i4').tobytes()), levels.tolist()
+
+def python_input(workload):
+    columns = data[workload]
+    start = time.perf_counter()
+    inp = E.input_fn(columns, [k for k in columns if k != 'label'], 'label', batch_size=256,
+                     shuffle=True, num_epochs=None)
+    return inp, time.perf_counter() - start
+
+def python_train(model, inp):
+    timer = Timer()
+    model.train(inp, steps=WARMUP + STEPS,
+                hooks=[timer, pyhooks.ProgressBarHook(writer=silent, mode='plain')])
+    return timer.rate(256)
+", encodeString(bench_dir, quote = "'"), steps[[1]], steps[[2]]))
+
+# The same values as Python's, as R users hold them: a data.frame of numeric
+# columns; for (b) a character column and a factor. (They come over as bytes:
+# reticulate 1.28 cannot convert NumPy 2 arrays.)
+column_to_r <- function(workload, name) {
+  sent <- py$column_bytes(workload, name)
+  n <- length(sent[[2]]) %/% if (sent[[1]] == "double") 8L else 4L
+  values <- readBin(sent[[2]], if (sent[[1]] == "double") "double" else "integer", n = n,
+                    size = if (sent[[1]] == "double") 8L else 4L, endian = "little")
+  if (sent[[1]] == "character") unlist(sent[[3]])[values] else values
+}
+r_data <- lapply(c(a = "a", b_lin = "b_lin"), function(workload) {
+  names <- unlist(py$column_names(workload))
+  df <- as.data.frame(lapply(setNames(names, names), function(name) column_to_r(workload, name)),
+                      stringsAsFactors = FALSE)
+  if (workload == "b_lin") df$color <- factor(df$color)
+  df
+})
+
+models <- list(
+  a = function() dnn_classifier(c(64L, 32L), do.call(feature_columns, lapply(
+    paste0("x", 0:19), column_numeric))),
+  b_lin = function() linear_classifier(feature_columns(
+    column_numeric("x1"), column_numeric("x2"),
+    column_categorical_with_hash_bucket("user", hash_bucket_size = 1000L),
+    column_categorical_with_vocabulary_list("color", vocabulary_list = unlist(py$B$COLORS))))
+)
+
+r_input <- function(workload) {
+  df <- r_data[[workload]]
+  time <- system.time(
+    inp <- input_fn(df, features = setdiff(names(df), "label"), response = "label",
+                    batch_size = 256L, shuffle = TRUE, num_epochs = NULL)
+  )[["elapsed"]]
+  list(input = inp, seconds = time)
+}
+
+r_train <- function(model, inp) {
+  timer <- py$Timer()
+  train(model, input_fn = inp, steps = sum(steps),
+        hooks = list(timer, hook_progress_bar(writer = py$silent, mode = "plain")))
+  timer$rate(256L)
+}
+
+results <- list()
+for (workload in names(models)) {
+  model_r <- models[[workload]]()
+  model_py <- models[[workload]]()
+  inp_r <- r_input(workload)$input
+  inp_py <- py$python_input(workload)[[1]]
+  r_train(model_r, inp_r) # first calls: graphs
+  py$python_train(model_py, inp_py)
+  rows <- list(r_conv = c(), py_conv = c(), r_rate = c(), py_rate = c())
+  for (i in seq_len(repeats)) {
+    sides <- if (i %% 2 == 1) c("r", "py") else c("py", "r")
+    for (side in sides) {
+      if (side == "r") {
+        made <- r_input(workload)
+        rows$r_conv <- c(rows$r_conv, made$seconds)
+        rows$r_rate <- c(rows$r_rate, r_train(model_r, made$input))
+      } else {
+        made <- py$python_input(workload)
+        rows$py_conv <- c(rows$py_conv, made[[2]])
+        rows$py_rate <- c(rows$py_rate, py$python_train(model_py, made[[1]]))
+      }
+    }
+  }
+  results[[workload]] <- vapply(rows, median, numeric(1))
+}
+
+cat(sprintf(paste0("\nFrom R: input_fn(data.frame) beside Python's input_fn(dict of numpy ",
+                   "arrays); medians of %d alternating rounds, %d steps after %d, batch 256\n"),
+            repeats, steps[[2]], steps[[1]]))
+line <- sprintf("%-30s%16s%16s%10s%18s%18s%10s", "", "input_fn() R", "Python", "R/Py",
+                "train ex/s R", "Python", "R/Py")
+cat(line, "\n", strrep("-", nchar(line)), "\n", sep = "")
+labels <- c(a = "(a) DNN, 100k x 20 numeric", b_lin = "(b) linear, 1M rows, 4 columns")
+for (workload in names(results)) {
+  r <- results[[workload]]
+  cat(sprintf("%-30s%14.1f ms%13.1f ms%10.2f%18s%18s%10.2f\n", labels[[workload]],
+              1000 * r[["r_conv"]], 1000 * r[["py_conv"]], r[["r_conv"]] / r[["py_conv"]],
+              format(round(r[["r_rate"]]), big.mark = ","),
+              format(round(r[["py_rate"]]), big.mark = ","), r[["r_rate"]] / r[["py_rate"]]))
+}

@@ -89,7 +89,134 @@ def tf1_ps_workers(config, task_type, task_id):
             history_rows=len(history.history) if chief else None)
 
 
-SCENARIOS = {"tf1_ps_workers": tf1_ps_workers}
+# --------------------------------------------------------------------------- TF2: collective
+def mwms_eager(config, task_type, task_id):
+    """MultiWorkerMirroredStrategy, a custom loop through EagerSessionCreator.
+
+    Each worker's input comes from its own pipeline (``distribute_datasets_from_function``);
+    ``config["nan_at"] = [worker, step]`` puts a NaN in that worker's batch of that
+    step (NanTensorHook(fail_on_nan_loss=False) on every worker asks to stop);
+    ``config["fail_at"] = [worker, step]`` makes a hook raise ValueError there.
+    """
+    import numpy as np
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    nan_worker, nan_step = config.get("nan_at") or (-1, -1)
+
+    def dataset(context):
+        x = np.ones((64, 1), np.float32) * (1 + context.input_pipeline_id)
+        if context.input_pipeline_id == nan_worker:
+            x[(nan_step - 1) * 4] = np.nan  # the first example of that step's batch
+        return tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4).repeat()
+
+    with strategy.scope():
+        weight = tf.Variable([[0.0]])
+        optimizer = tf.keras.optimizers.SGD(0.01)
+    iterator = iter(strategy.distribute_datasets_from_function(dataset))
+
+    @tf.function
+    def train_step():
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
+                loss = tf.reduce_mean(losses)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
+            return {"loss": loss, "losses": losses}
+        return strategy.run(replica, args=next(iterator))
+
+    out = config["dir"]
+    steps, chief_steps = [], []
+    fail_worker, fail_step = config.get("fail_at") or (-1, -1)
+
+    def after_run(context, values):
+        steps.append(int(values.results) + 1)
+        if task_id == fail_worker and steps[-1] == fail_step:
+            raise ValueError(f"boom at step {fail_step}")
+
+    hooks = [pyhooks.StopAtStepHook(last_step=config.get("last_step", 20)),
+             pyhooks.NanTensorHook("loss", fail_on_nan_loss=False),
+             pyhooks.HistorySaverHook(every_n_step=5, path=os.path.join(out, "history.csv")),
+             pyhooks.StepCounterHook(every_n_steps=5, output_dir=os.path.join(out, "events")),
+             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(
+                 context.session.graph.global_step_read()), after_run=after_run)]
+    chief_only = [pyhooks.LambdaHook(after_run=lambda context, values: chief_steps.append(1))]
+    creator = pyhooks.EagerSessionCreator(
+        train_step, strategy=strategy, chief_only_hooks=chief_only,
+        agree_every_n_steps=config.get("agree_every_n_steps", 1))
+    error = None
+    try:
+        with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+            while not session.should_stop():
+                session.run()
+    except Exception as caught:  # noqa: BLE001 - reported to the test
+        error = caught
+    _report(config, task_type, task_id, steps=len(steps), last_step=steps[-1] if steps else None,
+            chief_steps=len(chief_steps), is_chief=creator.worker.is_chief,
+            num_workers=creator.worker.num_workers,
+            error=None if error is None else type(error).__name__,
+            message=None if error is None else "\n".join([str(error),
+                                                          *getattr(error, "__notes__", [])]))
+    if error is not None:
+        sys.exit(3)
+
+
+# --------------------------------------------------------------------------- one process
+def mirrored(config, task_type, task_id):
+    """MirroredStrategy over 2 logical CPUs: an eager loop and model.fit, per-replica outputs."""
+    import numpy as np
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    x = np.arange(16, dtype=np.float32).reshape(16, 1)
+    with strategy.scope():
+        weight = tf.Variable([[0.0]])
+        optimizer = tf.keras.optimizers.SGD(0.001)
+    iterator = iter(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(8).repeat()))
+
+    @tf.function
+    def train_step():
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
+                loss = tf.reduce_mean(losses)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
+            odd = tf.zeros([2, tf.distribute.get_replica_context().replica_id_in_sync_group + 1])
+            return {"loss": loss, "losses": losses, "odd": odd, "x": x[:, 0]}
+        return strategy.run(replica, args=next(iterator))
+
+    history = pyhooks.HistorySaverHook(every_n_step=1)
+    seen = []
+    bar_output = []
+    hooks = [history, pyhooks.NanTensorHook("loss"), pyhooks.StopAtStepHook(last_step=2),
+             pyhooks.ProgressBarHook(total=2, writer=bar_output.append, mode="plain"),
+             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(["loss", "x"]),
+                                after_run=lambda context, values: seen.append(values.results))]
+    creator = pyhooks.EagerSessionCreator(train_step, strategy=strategy, chief_only_hooks=[])
+    with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+        first = session.run("loss")
+        while not session.should_stop():
+            session.run()
+        try:
+            session.raw_session().pyhooks_read("odd")  # the last step's, no step run
+            refused = None
+        except pyhooks.distribute.PerReplicaOutputError as error:
+            refused = str(error)
+    # model.fit under the same strategy, with a chief-only hook (this process is the chief)
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        fit_history = pyhooks.HistorySaverHook(every_n_step=1)
+        callback = pyhooks.keras_callback([], chief_only_hooks=[fit_history])
+    model.fit(x, 2 * x, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
+    _report(config, task_type, task_id, first=float(first), first_type=type(first).__name__,
+            history={k: [float(v) for v in vs] for k, vs in history.history.to_dict().items()},
+            seen_x=[np.asarray(x).tolist() for _, x in seen], refused=refused,
+            bar=bar_output, fit_rows=len(fit_history.history), chief=callback.worker.is_chief)
+
+
+SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "mirrored": mirrored}
 
 
 def main(argv):

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import exact_step, global_step_read, step_read_is_exact, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History
@@ -35,7 +36,9 @@ class HistorySaverHook(SessionRunHook):
 
     Args:
         every_n_step: record every this many steps (a whole number; ``2.0`` is accepted).
-        path: a CSV file to which each row is appended (and flushed) as it is recorded.
+        path: a CSV file to which each row is appended (and flushed) as it is recorded
+            (on a worker other than the chief: ``<dir>/tmp_<task_type>_<task_id>/<file>``,
+            see :mod:`pyhooks.distribute`).
         metrics: ``{name: tensor or tensor name}`` of extra values to record.
         loss: the per-example loss; default the first tensor of the ``losses`` collection.
 
@@ -76,6 +79,7 @@ class HistorySaverHook(SessionRunHook):
     def begin(self):
         name = type(self).__name__
         self._history = History(self._metrics)
+        self._file_path = worker_path(self._path, is_file=True)  # a non-chief worker: its own
         self._due = None  # the step due for the next row
         self._step_tensor = global_step_read(name)
         self._exact = step_read_is_exact(self._step_tensor)
@@ -121,10 +125,10 @@ class HistorySaverHook(SessionRunHook):
         if self._metrics:
             row += tuple(map(_number, results[2:]))
         self._history.append_values(row)
-        if self._path is not None:
+        if self._file_path is not None:
             if self._file is None:
-                os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
-                self._file = open(self._path, "a", newline="", encoding="utf-8")  # noqa: SIM115
+                os.makedirs(os.path.dirname(os.path.abspath(self._file_path)), exist_ok=True)
+                self._file = open(self._file_path, "a", newline="", encoding="utf-8")  # noqa: SIM115
                 self._csv = csv.writer(self._file)
                 if self._file.tell() == 0:
                     self._csv.writerow(self._history.columns)

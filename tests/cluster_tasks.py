@@ -127,11 +127,15 @@ def mwms_eager(config, task_type, task_id):
     out = config["dir"]
     steps, chief_steps = [], []
     fail_worker, fail_step = config.get("fail_at") or (-1, -1)
+    hang_worker, hang_step = config.get("hang_at") or (-1, -1)
 
     def after_run(context, values):
         steps.append(int(values.results) + 1)
         if task_id == fail_worker and steps[-1] == fail_step:
             raise ValueError(f"boom at step {fail_step}")
+        if task_id == hang_worker and steps[-1] == hang_step:  # to be killed by the test
+            open(os.path.join(out, f"hanging_{task_id}"), "w").close()  # noqa: SIM115
+            time.sleep(600)
 
     hooks = [pyhooks.StopAtStepHook(last_step=config.get("last_step", 20)),
              pyhooks.NanTensorHook("loss", fail_on_nan_loss=False),

@@ -33,7 +33,9 @@ what those arguments do:
   the concatenation along the first axis for per-example values. Values that
   cannot be combined so are an error naming the output and the fix (reduce it in
   the step with ``strategy.reduce``). Values across *workers* are not combined:
-  reduce them in the step if hooks should see them.
+  reduce them in the step if hooks should see them. A ``RemoteValue`` (a step scheduled
+  by ParameterServerStrategy's ``ClusterCoordinator``) is refused with an error saying
+  what to return instead.
 """
 
 from __future__ import annotations
@@ -279,6 +281,12 @@ def reduce_output(strategy, name, value):
     """
     import tensorflow as tf
 
+    if isinstance(value, tf.distribute.experimental.coordinator.RemoteValue):
+        raise PerReplicaOutputError(
+            f"Step output {name!r} is a RemoteValue of a step scheduled by a ClusterCoordinator "
+            "(ParameterServerStrategy), not yet executed: pyhooks cannot hand it to the hooks. "
+            f"Return its value instead ({{'{name}': remote.fetch()}}, which waits for that step), "
+            "or a value of an earlier step you fetched (one step behind keeps workers busy).")
     if not isinstance(value, tf.distribute.DistributedValues):
         return value
     return _combine(name, strategy.experimental_local_results(value))

@@ -151,3 +151,16 @@ def test_mirrored_strategy_eager_loop_and_model_fit(tmp_path):
     assert "Step output 'odd' has per-replica values of shapes [(2, 1), (2, 2)]" in report[
         "refused"]
     assert report["fit_rows"] == 2 and report["chief"] is True
+
+
+def test_remote_values_of_scheduled_steps_are_refused_naming_the_output():
+    class Scheduled(tf.distribute.experimental.coordinator.RemoteValue):
+        def fetch(self):
+            raise AssertionError("not fetched")
+
+        def get(self):
+            raise AssertionError("not fetched")
+
+    with pytest.raises(distribute.PerReplicaOutputError,
+                       match=r"Step output 'loss' is a RemoteValue .*\{'loss': remote.fetch\(\)\}"):
+        distribute.reduce_output(tf.distribute.get_strategy(), "loss", Scheduled())

@@ -23,7 +23,10 @@ expectations <- list(
   ),
   getting_started = c("mean_losses +total_losses +steps", "average_loss", "predictions"),
   custom_hooks = c("Running step", "after_error", "stop"),
-  python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]")
+  python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]"),
+  distributed = c("worker 0 \\(chief: True\\) stopped after step 30",
+                  "worker 1 \\(chief: False\\) stopped after step 30",
+                  "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps")
 )
 
 failures <- character()

@@ -55,23 +55,29 @@ def tf1_ps_workers(config, task_type, task_id):
             with tf.control_dependencies([mine[task_id].assign_add(1)]):
                 train_op = optimizer.minimize(tf.reduce_sum(loss), global_step=global_step)
         seen = []
+        die_at = config.get("die_at") if not os.environ.get("PYHOOKS_TEST_RESTARTED") else None
+
+        def after_run(context, values):
+            seen.append(int(values.results))
+            if not chief and len(seen) == die_at:  # a crash: no end(), no goodbye
+                os._exit(1)
         hooks = [pyhooks.StopAtStepHook(last_step=last_step),
                  pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(global_step),
-                                    after_run=lambda context, values: seen.append(
-                                        int(values.results)))]
+                                    after_run=after_run)]
         if not chief:
             hooks.append(pyhooks.GlobalStepWaiterHook(wait_until_step=config["wait_until"],
                                                       timeout_secs=60))
         history = pyhooks.HistorySaverHook(
             every_n_step=5, path=os.path.join(config["dir"], f"history_{task_id}.csv"))
-        # the chief holds back at step 10 until worker 1 has made a step (so both train)
+        # the chief holds back at step 10 until worker 1 has made enough steps (so both train)
+        wanted = config.get("worker_1_steps", 1)
         held = []
 
         def hold(context):
             if seen and seen[-1] >= 10 and not held:
                 held.append(True)
-                deadline = time.monotonic() + 60
-                while (context.session.run(mine[1]) == 0 and time.monotonic() < deadline):
+                deadline = time.monotonic() + 120
+                while (context.session.run(mine[1]) < wanted and time.monotonic() < deadline):
                     time.sleep(0.05)
         chief_only = [history, pyhooks.LambdaHook(before_run=hold)]
         with pyhooks.MonitoredTrainingSession(

@@ -33,9 +33,12 @@ what those arguments do:
   the concatenation along the first axis for per-example values. Values that
   cannot be combined so are an error naming the output and the fix (reduce it in
   the step with ``strategy.reduce``). Values across *workers* are not combined:
-  reduce them in the step if hooks should see them. A ``RemoteValue`` (a step scheduled
-  by ParameterServerStrategy's ``ClusterCoordinator``) is refused with an error saying
-  what to return instead.
+  reduce them in the step if hooks should see them.
+- **Scheduled steps** (ParameterServerStrategy with a ``ClusterCoordinator``):
+  wrap the step in :class:`ScheduledSteps`; the hooks then get the values of
+  executed steps, one step behind the scheduling, and the global step counts the
+  steps whose values the hooks got. A step function returning the
+  ``RemoteValue`` of ``schedule()`` itself is refused with an error saying so.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from pyhooks.errors import PyhooksError
 from pyhooks.hook import SessionRunHook, check_hooks
 from pyhooks.hooks._common import check_bool, current_backend
 
-__all__ = ["PerReplicaOutputError", "StopAgreementHook", "Worker", "find_worker",
+__all__ = ["PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker", "find_worker",
            "reduce_output", "worker_hooks", "worker_path"]
 
 _log = logging.getLogger("pyhooks")
@@ -271,6 +274,54 @@ def _make_vote(strategy, num_workers):
     return vote
 
 
+# --------------------------------------------------------------------------- scheduled steps
+class ScheduledSteps:
+    """A step for :class:`pyhooks.EagerSessionCreator` that schedules ``step_fn`` on the workers.
+
+    Under ParameterServerStrategy the coordinator process schedules steps
+    (``coordinator.schedule(step_fn, args, kwargs)``) that workers execute
+    later. Each call of this object schedules one step and returns the outputs
+    of the step scheduled by the call before, fetched (waiting until it has
+    executed): the workers always have the next step to run while the hooks
+    look at the last one. The first call schedules two steps and returns the
+    first one's outputs. So the hooks see every step once, in order, one step
+    behind the scheduling, and the global step counts the steps whose outputs
+    the hooks got; when the loop stops, one more step (already scheduled) is
+    still executed: ``coordinator.join()`` waits for it.
+
+    Args:
+        coordinator: a ``tf.distribute.experimental.coordinator.ClusterCoordinator``.
+        step_fn: a ``tf.function`` returning a dict of named tensors (``strategy.run``
+            inside it), as for :class:`pyhooks.EagerSessionCreator`.
+        args, kwargs: what ``schedule()`` passes to ``step_fn`` (e.g. an iterator of
+            ``coordinator.create_per_worker_dataset(...)``).
+
+    Example:
+        >>> step = pyhooks.distribute.ScheduledSteps(coordinator, train_step, args=(batches,))
+        >>> creator = pyhooks.EagerSessionCreator(step, strategy=strategy)
+    """
+
+    def __init__(self, coordinator, step_fn, args=(), kwargs=None):
+        if not callable(getattr(coordinator, "schedule", None)):
+            raise TypeError(f"`coordinator` must be a ClusterCoordinator, got {coordinator!r}.")
+        if not callable(step_fn):
+            raise TypeError(f"`step_fn` must be callable, got {step_fn!r}.")
+        self.coordinator = coordinator
+        self.step_fn = step_fn
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self._in_flight = None
+
+    def _schedule(self):
+        return self.coordinator.schedule(self.step_fn, args=self.args, kwargs=self.kwargs)
+
+    def __call__(self):
+        if self._in_flight is None:
+            self._in_flight = self._schedule()
+        executed, self._in_flight = self._in_flight, self._schedule()
+        return executed.fetch()
+
+
 # --------------------------------------------------------------------------- per-replica values
 def reduce_output(strategy, name, value):
     """Step output ``name`` as one value: a ``PerReplica`` value combined over the replicas.
@@ -285,8 +336,9 @@ def reduce_output(strategy, name, value):
         raise PerReplicaOutputError(
             f"Step output {name!r} is a RemoteValue of a step scheduled by a ClusterCoordinator "
             "(ParameterServerStrategy), not yet executed: pyhooks cannot hand it to the hooks. "
-            f"Return its value instead ({{'{name}': remote.fetch()}}, which waits for that step), "
-            "or a value of an earlier step you fetched (one step behind keeps workers busy).")
+            "Give EagerSessionCreator pyhooks.distribute.ScheduledSteps(coordinator, step_fn, "
+            "args) as the step (the hooks get the values of executed steps, one step behind), "
+            f"or return values ({{'{name}': remote.fetch()}}, which waits for that step).")
     if not isinstance(value, tf.distribute.DistributedValues):
         return value
     return _combine(name, strategy.experimental_local_results(value))

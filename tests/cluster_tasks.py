@@ -170,6 +170,57 @@ def mwms_eager(config, task_type, task_id):
         sys.exit(3)
 
 
+# --------------------------------------------------------------------------- TF2: ps strategy
+def pss_eager(config, task_type, task_id):
+    """ParameterServerStrategy: workers and ps serve; the chief schedules through ScheduledSteps."""
+    import numpy as np
+
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    if task_type in ("worker", "ps"):
+        tf.distribute.Server(resolver.cluster_spec(), job_name=task_type, task_index=task_id,
+                             protocol="grpc", start=True).join()
+        return
+    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    with strategy.scope():
+        weight = tf.Variable([[0.0]])
+        executed = tf.Variable(0, dtype=tf.int64)
+        optimizer = tf.keras.optimizers.SGD(0.01)
+
+    def dataset():
+        x = np.ones((64, 1), np.float32)
+        return tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4).repeat()
+    batches = iter(coordinator.create_per_worker_dataset(dataset))
+
+    @tf.function
+    def train_step(iterator):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
+                loss = tf.reduce_mean(losses)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
+            return {"loss": loss, "losses": losses, "executed": executed.assign_add(1)}
+        return strategy.run(replica, args=next(iterator))
+
+    history = pyhooks.HistorySaverHook(every_n_step=1)
+    seen = []
+    hooks = [pyhooks.StopAtStepHook(last_step=config["last_step"]), history,
+             pyhooks.NanTensorHook("loss"),
+             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs("executed"),
+                                after_run=lambda context, values: seen.append(
+                                    int(values.results)))]
+    step = pyhooks.distribute.ScheduledSteps(coordinator, train_step, args=(batches,))
+    creator = pyhooks.EagerSessionCreator(step, strategy=strategy)
+    with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+        while not session.should_stop():
+            session.run()
+    coordinator.join()
+    _report(config, task_type, task_id, history=history.history.to_dict(),
+            global_step=int(creator.global_step.numpy()), executed=int(executed.numpy()),
+            seen_executed=seen, is_chief=creator.worker.is_chief,
+            num_workers=creator.worker.num_workers)
+
+
 # --------------------------------------------------------------------------- one process
 def mirrored(config, task_type, task_id):
     """MirroredStrategy over 2 logical CPUs: an eager loop and model.fit, per-replica outputs."""
@@ -226,7 +277,8 @@ def mirrored(config, task_type, task_id):
             bar=bar_output, fit_rows=len(fit_history.history), chief=callback.worker.is_chief)
 
 
-SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "mirrored": mirrored}
+SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "pss_eager": pss_eager,
+             "mirrored": mirrored}
 
 
 def main(argv):

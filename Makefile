@@ -6,7 +6,8 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := r-base-core r-base-dev pandoc r-cran-reticulate r-cran-testthat r-cran-knitr \
-	r-cran-rmarkdown r-cran-cli r-cran-rlang r-cran-magrittr r-cran-ggplot2 r-cran-roxygen2
+	r-cran-rmarkdown r-cran-cli r-cran-rlang r-cran-magrittr r-cran-ggplot2 r-cran-roxygen2 \
+	r-cran-tidyselect
 R_LIB := $(CURDIR)/$(VENV)/R-library
 export RETICULATE_PYTHON := $(CURDIR)/$(PY)
 export PYHOOKS_PYTHON := $(CURDIR)/$(PY)
@@ -19,7 +20,7 @@ setup: $(VENV)/.python-ok $(VENV)/.r-package-ok
 
 $(VENV)/.apt-ok:
 	@if ! command -v Rscript >/dev/null || ! command -v pandoc >/dev/null || \
-	   ! Rscript -e 'for (p in c("reticulate","testthat","knitr","rmarkdown","cli","rlang","magrittr","ggplot2","roxygen2")) stopifnot(requireNamespace(p, quietly = TRUE))' >/dev/null 2>&1; then \
+	   ! Rscript -e 'for (p in c("reticulate","testthat","knitr","rmarkdown","cli","rlang","magrittr","ggplot2","roxygen2","tidyselect")) stopifnot(requireNamespace(p, quietly = TRUE))' >/dev/null 2>&1; then \
 	  echo "== installing R and pandoc from Debian"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \

@@ -46,6 +46,7 @@ import inspect
 import logging
 from time import perf_counter
 
+from pyhooks._feeds import merge_requests
 from pyhooks._plans import PlanCache
 from pyhooks._steps import (FETCH_ERRORS, call, call_after_error, call_after_run,
                             call_before_run, call_end, is_end_of_input, is_preemption,
@@ -59,68 +60,6 @@ _log = logging.getLogger("pyhooks")
 
 MAX_RECOVERIES = 30
 _new_tuple = tuple.__new__  # a namedtuple without its Python-level __new__ (per step)  # sessions re-created in a row without a successful step, then the error
-
-
-# --------------------------------------------------------------------------- feeds/options
-def _feed_name(key):
-    return getattr(key, "name", None) or str(key)
-
-
-def _check_disjoint(current, incoming, message):
-    common = set(current).intersection(incoming)
-    if common:
-        names = ", ".join(sorted(_feed_name(k) for k in common))
-        raise RuntimeError(f"{message} Conflict(s): {names}")
-
-
-def _merge_run_options(options, incoming):
-    """Merges ``incoming`` into ``options`` as TensorFlow's ``_HookedSession`` does."""
-    options.trace_level = max(options.trace_level, incoming.trace_level)
-    options.timeout_in_ms = max(options.timeout_in_ms, incoming.timeout_in_ms)
-    options.inter_op_thread_pool = max(options.inter_op_thread_pool, incoming.inter_op_thread_pool)
-    options.output_partition_graphs = max(options.output_partition_graphs,
-                                          incoming.output_partition_graphs)
-    options.debug_options.debug_tensor_watch_opts.extend(
-        incoming.debug_options.debug_tensor_watch_opts)
-    options.debug_options.reset_disk_byte_usage = (
-        options.debug_options.reset_disk_byte_usage or incoming.debug_options.reset_disk_byte_usage)
-    options.report_tensor_allocations_upon_oom = (
-        options.report_tensor_allocations_upon_oom or incoming.report_tensor_allocations_upon_oom)
-
-
-def _merge_requests(args_list, feed_dict, options):
-    """The step's feeds and options: the caller's and every hook's, merged as TensorFlow does.
-
-    Returns:
-        ``(feed_dict, options)``; ``options`` is a new ``RunOptions`` if a hook set any.
-    Raises:
-        RuntimeError: two parties feed the same tensor.
-    """
-    hook_feeds = None
-    for args in args_list:
-        if args is None:
-            continue
-        if args.feed_dict:
-            if hook_feeds is None:
-                hook_feeds = dict(args.feed_dict)
-            else:
-                _check_disjoint(hook_feeds, args.feed_dict, "Same tensor is fed by two hooks.")
-                hook_feeds.update(args.feed_dict)
-        if args.options is not None:
-            if options is None or not hasattr(options, "CopyFrom"):
-                merged = new_run_options()
-            else:
-                merged = type(options)()
-                merged.CopyFrom(options)
-            _merge_run_options(merged, args.options)
-            options = merged
-    if hook_feeds is not None:
-        if feed_dict:
-            _check_disjoint(feed_dict, hook_feeds,
-                            "Same tensor is fed by a SessionRunHook and user.")
-            hook_feeds.update(feed_dict)
-        feed_dict = hook_feeds
-    return feed_dict, options
 
 
 # --------------------------------------------------------------------------- runner
@@ -240,9 +179,13 @@ class _MonitoredSessionBase:
             self._end_of_life()
 
     def close(self):
-        """Ends the loop normally: ``end()`` on every hook, then closes the session."""
+        """Ends the loop normally: ``end()`` on every hook, then closes the session.
+
+        Raises:
+            RuntimeError: it was closed already (as TensorFlow's).
+        """
         if self._closed:
-            return
+            raise RuntimeError("Session is already closed.")
         self._closed = True
         try:
             call_end(self._end_hooks, self._sess)
@@ -257,7 +200,7 @@ class _MonitoredSessionBase:
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is None or is_end_of_input(exc_type):
-            self.close()
+            self.close()  # closed already in the block: RuntimeError, as TensorFlow
             return exc_type is not None
         self._fail(exc)
         return False
@@ -376,7 +319,7 @@ class _MonitoredSessionBase:
                 fetches_list.append(args[0])
                 merge = merge or bool(args[1]) or args[2] is not None
         if merge:
-            feed_dict, options = _merge_requests(args_list, feed_dict, options)
+            feed_dict, options = merge_requests(args_list, feed_dict, options)
         caller = fetches if fetches is not None else getattr(sess, "pyhooks_step_fetch", None)
         plan = self._plans.get(caller, fetches_list)
         try:

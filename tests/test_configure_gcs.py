@@ -87,6 +87,26 @@ def test_no_file_io_at_construction(clean_env, tmp_path, monkeypatch):
     assert "GOOGLE_APPLICATION_CREDENTIALS" not in os.environ
 
 
+def test_repr_of_a_half_built_hook():
+    hook = ConfigureGcsHook.__new__(ConfigureGcsHook)
+    assert repr(hook) == "ConfigureGcsHook(credentials=None, block_cache=None)"
+    with pytest.raises(ValueError, match="block_cache must be an instance of BlockCacheParams"):
+        hook.__init__(credentials={"private_key": KEY}, block_cache=3)
+    assert repr(hook) == "ConfigureGcsHook(credentials=<hidden>, block_cache=None)"
+
+
+def test_credentials_live_in_memory_and_name_their_process(clean_env):
+    hook = ConfigureGcsHook({"private_key": KEY})
+    hook.after_create_session(None, None)
+    try:
+        directory = os.path.basename(os.path.dirname(hook.credentials_path))
+        assert directory.startswith(f"pyhooks-gcs-{os.getpid()}-")
+        if os.access("/dev/shm", os.W_OK):
+            assert hook.credentials_path.startswith("/dev/shm/")
+    finally:
+        hook.end(None)
+
+
 def test_secrets_never_in_repr_str_or_pickle():
     hook = ConfigureGcsHook(credentials={"private_key": KEY, "client_email": "a@b"},
                             block_cache=BlockCacheParams(max_bytes=2**30))

@@ -88,7 +88,7 @@ def test_eager_chief_only_hooks_and_per_worker_files(tmp_path, monkeypatch, is_c
     own = "" if is_chief else "tmp_worker_1"
     assert len(ran) == (3 if is_chief else 0)
     with open(tmp_path / own / "history.csv", encoding="utf-8") as stream:
-        assert stream.read().splitlines()[1:] == ["2.0,8.0,1", "3.0,12.0,2", "4.0,16.0,3"]
+        assert stream.read().splitlines()[1:] == ["2.0,8.0,1,1", "3.0,12.0,2,1", "4.0,16.0,3,1"]
     assert os.path.exists(tmp_path / "history.csv") == is_chief
     assert glob.glob(str(tmp_path / "events" / own / "events.out.tfevents.*"))
     assert bool(glob.glob(str(tmp_path / "events" / "events.out.*"))) == is_chief

@@ -32,8 +32,8 @@ def test_a_stop_on_one_worker_stops_both_at_the_same_step_and_files_are_per_work
         chief_rows = stream.read().splitlines()
     with open(tmp_path / "tmp_worker_1" / "history.csv", encoding="utf-8") as stream:
         other_rows = stream.read().splitlines()
-    assert [row.split(",")[-1] for row in chief_rows] == ["steps", "5", "7"]
-    assert [row.split(",")[-1] for row in other_rows] == ["steps", "5", "7"]
+    assert [row.split(",")[2] for row in chief_rows] == ["steps", "5", "7"]
+    assert [row.split(",")[2] for row in other_rows] == ["steps", "5", "7"]
     assert other_rows[-1].split(",")[0] == "nan" != chief_rows[-1].split(",")[0]
     assert len(glob.glob(str(tmp_path / "events" / "events.out.tfevents.*"))) == 1
     assert len(glob.glob(str(tmp_path / "events" / "tmp_worker_1" / "events.out.tfevents.*"))) == 1

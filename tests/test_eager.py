@@ -16,7 +16,7 @@ import tensorflow as tf
 import pyhooks
 from hooktest_util import Recorder, read_events
 from pyhooks.eager import StepOutputError
-from pyhooks.hooks._lookup import HookSetupError
+from pyhooks.errors import HookSetupError
 from tests.fakes import new_name
 
 X = np.array([[1.0], [2.0], [3.0], [4.0]], dtype=np.float32)
@@ -286,7 +286,7 @@ def test_losses_collection_falls_back_to_loss():
     assert hook.history.to_dict()["total_losses"] == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("at", [2, 6])  # a general step; a fused one (steady args, 3rd step on)
+@pytest.mark.parametrize("at", [2, 6])  # the first steps; a later one (plans and callables made)
 def test_hook_error_keeps_its_type_and_calls_after_error_not_end(at):
     recorder = Recorder()
     history = pyhooks.HistorySaverHook(every_n_step=10)
@@ -308,8 +308,8 @@ def test_hook_error_keeps_its_type_and_calls_after_error_not_end(at):
 
 @pytest.mark.parametrize("anew", [False, True], ids=["same args", "names built anew"])
 def test_an_output_missing_from_a_later_step_fails_that_step(anew):
-    """Steady fetches run fused with the step's code inlined; it still checks every output.
-    Names built anew at every step (new strings, as from R) are the same fetches: fused too."""
+    """Steady fetches (a kept plan) still check every output at every step; names built anew
+    at every step (new strings, as from R) are the same fetches."""
     w = tf.Variable(1.0)
     calls = []
 
@@ -371,7 +371,7 @@ def test_history_saver_records_every_n_steps_and_writes_csv(tmp_path):
                                                      for i in (1, 3, 4)])
     with open(path, newline="", encoding="utf-8") as stream:
         rows = list(csv.reader(stream))
-    assert rows[0] == ["mean_losses", "total_losses", "steps", "w"]
+    assert rows[0] == ["mean_losses", "total_losses", "steps", "w", "run"]
     assert [int(r[2]) for r in rows[1:]] == [2, 4, 5]
 
 

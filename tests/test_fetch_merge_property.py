@@ -129,7 +129,7 @@ def relabel(fetches, mapping):
     return mapping[fetches]
 
 
-STEPS = 6  # a party keeping its structure is fused from its fourth step
+STEPS = 6  # a party keeping its structure gets a callable from its second step
 mappings = st.permutations(TENSORS + [NOOP]).map(lambda p: dict(zip(TENSORS + [NOOP], p)))
 
 
@@ -178,7 +178,7 @@ def test_fetches_edited_between_steps_are_seen(creator, callers, hooks_steps, in
     Hooks keep one structure and edit it in place, or hand over new ones; so
     does the caller. At every step each party gets what a plain
     ``Session.run`` of its structure returns. With ``make_callable``
-    (Callables), steady steps are fused too.
+    (Callables), steady steps run through the session's callables too.
     """
     hooks = [Editor(steps, keep) for steps, keep in hooks_steps]
     caller = callers[0]

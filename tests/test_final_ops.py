@@ -12,6 +12,19 @@ def test_bad_feed_dict():
         FinalOpsHook([], final_ops_feed_dict=[1])
 
 
+@pytest.mark.parametrize("final_ops, where, shown", [
+    (1, "final_ops", "1 (int)"),
+    ([1.5], "final_ops[0]", "1.5 (float)"),
+    ({"a": None}, "final_ops['a']", "None (NoneType)"),
+    ("", "final_ops", "'' (str)"),
+])
+def test_what_cannot_be_fetched_is_refused_at_construction(final_ops, where, shown):
+    with pytest.raises(TypeError) as info:  # not at end(), after the whole run
+        FinalOpsHook(final_ops)
+    assert str(info.value) == (f"`{where}` must be a tensor, an operation, a variable or a "
+                               f"tensor name (or a list or dict of them), got {shown}.")
+
+
 @pytest.mark.parametrize("runner", ["pyhooks", "tf"])
 def test_values_at_end(runner):
     g = counter_graph()

@@ -119,13 +119,33 @@ def test_csv_rows_written_as_recorded_and_kept_after_a_crash(tmp_path):
     assert hook._file is None  # closed in after_error
 
 
-def test_csv_header_written_once_across_runs(tmp_path):
+def test_csv_header_written_once_across_runs_and_each_run_numbered(tmp_path):
     path = tmp_path / "new" / "h.csv"  # the directory is created with the file
     hook = HistorySaverHook(every_n_step=1, path=str(path))
     train(regression_graph(), [hook], steps=1)
-    train(regression_graph(), [hook], steps=1)
+    train(regression_graph(), [hook], steps=1)  # as resumed: step 1 again, run 2
+    train(regression_graph(), [HistorySaverHook(every_n_step=1, path=str(path))], steps=1)
     assert path.read_text().splitlines() == [
-        "mean_losses,total_losses,steps", "7.5,30.0,1", "7.5,30.0,1"]
+        "mean_losses,total_losses,steps,run", "7.5,30.0,1,1", "7.5,30.0,1,2", "7.5,30.0,1,3"]
+
+
+def test_a_row_cut_short_is_dropped_before_the_next_run_appends(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("mean_losses,total_losses,steps,run\r\n7.5,30.0,1,4\r\n7.5,30")  # a full disk
+    train(regression_graph(), [HistorySaverHook(every_n_step=1, path=path)], steps=1)
+    assert path.read_text().splitlines() == [
+        "mean_losses,total_losses,steps,run", "7.5,30.0,1,4", "7.5,30.0,1,5"]
+    path.write_text("mean_l")  # even the header
+    train(regression_graph(), [HistorySaverHook(every_n_step=1, path=path)], steps=1)
+    assert path.read_text().splitlines() == ["mean_losses,total_losses,steps,run", "7.5,30.0,1,1"]
+
+
+def test_csv_of_other_columns_is_refused_and_left_alone(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match=r"History file .*h.csv' has the columns \['a', 'b'\]"):
+        train(regression_graph(), [HistorySaverHook(every_n_step=1, path=path)], steps=1)
+    assert path.read_text() == "a,b\n1,2\n"
 
 
 def test_repr_is_an_r_style_table():
@@ -187,6 +207,8 @@ def test_to_pandas_without_pandas_says_how_to_install(monkeypatch):
     ({"every_n_step": None}, ValueError, "`every_n_step` is required, got None."),
     ({"every_n_step": "2"}, TypeError, "`every_n_step` must be a whole number, got '2' (str)."),
     ({"path": 3}, TypeError, "`path` must be a file path or None, got 3 (int)."),
+    ({"path": ""}, ValueError, "`path` must be a file path or None, got ''."),
+    ({"path": "/"}, ValueError, "`path` must be a file path or None, got '/' (a directory)."),
     ({"metrics": [1]}, TypeError, "`metrics` must be a dict of name -> tensor, got [1]."),
     ({"metrics": {"steps": "x"}}, ValueError, "`metrics` names must be strings other than "
                                                "('mean_losses', 'total_losses', 'steps'), "

@@ -97,7 +97,7 @@ def test_bad_arguments(kwargs, error, words):
     ({"x": [1, "a"]}, TypeError, ["'x'", "mix", "int", "str"]),
     ({"x": []}, ValueError, ["no rows"]),
     ({"x": [1.0, 2.0], "y": [1.0]}, ValueError, ["same length", "'x': 2", "'y': 1"]),
-    ({"x": [[1.0, 2.0], [3.0, 4.0]]}, ValueError, ["'x'", "one-dimensional", "(2, 2)"]),
+    ({"x": [["a", "b"], ["c", "d"]]}, ValueError, ["'x'", "one-dimensional", "(2, 2)"]),
     ({"x": [1 + 2j]}, TypeError, ["'x'", "complex"]),
     ({3: [1.0]}, TypeError, ["column names must be strings"]),
 ])

@@ -387,7 +387,7 @@ def test_empty_feeds_and_options_are_ignored_and_the_batch_plan_is_kept():
 
 # --------------------------------------------------------------------------- steady batches
 class Steady(pyhooks.SessionRunHook):
-    """The same args object every batch (as pyhooks' own hooks): fused from the third batch."""
+    """The same args object every batch (as pyhooks' own hooks)."""
 
     hook_name = "Steady"
 

@@ -361,9 +361,9 @@ def test_repeated_fetch_list_goes_through_a_cached_callable():
 
 
 # --------------------------------------------------------------------------- steady steps
-# Hooks that return the same args objects step after step run, from the third
-# step on, through one generated function per plan (MonitoredSession._fuse).
-def fused_hooks(log, **bad):
+# Hooks that return the same args objects step after step: the plan and the session's
+# callable are kept from step to step.
+def steady_hooks(log, **bad):
     """Three hooks with constant args (a tuple, a leaf, nothing), as pyhooks' own hooks."""
     x, y = FakeTensor("x"), FakeTensor("y")
     return [RecordingHook("a", log, fetches=(x, y), same_args=True),
@@ -373,7 +373,7 @@ def fused_hooks(log, **bad):
 
 def test_steady_steps_give_every_hook_its_results_in_order():
     log = []
-    hooks = fused_hooks(log)
+    hooks = steady_hooks(log)
     caller = FakeTensor("t")
     with MonitoredSession(FakeCreator(callables=True), hooks) as sess:
         results = [sess.run(caller) for _ in range(6)]
@@ -391,7 +391,7 @@ def test_steady_steps_give_every_hook_its_results_in_order():
 @pytest.mark.parametrize("method", ["before_run", "after_run"])
 def test_an_error_in_a_steady_step_names_its_hook_and_calls_after_error(method):
     log = []
-    hooks = fused_hooks(log, raise_in=method, raise_at=4)
+    hooks = steady_hooks(log, raise_in=method, raise_at=4)
     caller = FakeTensor("t")  # the same fetch every step, as a train op
     with pytest.raises(ValueError) as info:
         with MonitoredSession(FakeCreator(callables=True), hooks) as sess:
@@ -407,7 +407,7 @@ def test_an_error_in_a_steady_step_names_its_hook_and_calls_after_error(method):
 
 def test_a_stop_requested_in_a_steady_step_ends_the_loop_after_it():
     log = []
-    hooks = fused_hooks(log)
+    hooks = steady_hooks(log)
     hooks[1].stop_at = 5
     runs, caller = 0, FakeTensor("t")
     with MonitoredSession(FakeCreator(callables=True), hooks) as sess:

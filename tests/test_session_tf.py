@@ -124,8 +124,8 @@ def test_recovers_from_aborted_error_without_calling_begin_again():
 
 
 def test_recovery_continues_on_the_new_session():
-    """Steady steps run fused, bound to the session's callable; after an AbortedError the
-    runner continues on the new session (a fused step of the old one would fail: closed)."""
+    """Steady steps use the session's callable; after an AbortedError the runner continues on
+    the new session (a callable of the old one would fail: closed)."""
     model = Model()
     hook = RecordingHook("h", [], fetches=(model.w, model.global_step), same_args=True)
     creator = WrappedCreator(fail_on_call=6, error=tf.errors.AbortedError(None, None, "preempted"))

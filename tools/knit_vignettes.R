@@ -26,7 +26,21 @@ expectations <- list(
   python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]"),
   distributed = c("worker 0 \\(chief: True\\) stopped after step 30",
                   "worker 1 \\(chief: False\\) stopped after step 30",
-                  "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps")
+                  "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps"),
+  coming_from_tfestimators = c(
+    "features=\\['drat', 'cyl'\\], response='mpg'",
+    "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",
+    "Training 4/4 \\[=+\\]",
+    "mean_losses +total_losses +steps",
+    "loss +rmse +global_step",
+    "\n[#> ]*1 +[0-9.-]+\n",
+    "accuracy +auc",
+    "model.ckpt-4",
+    "dnn/logits/bias",
+    "event files: [1-9][0-9]* while training, [1-9][0-9]* after evaluate\\(\\)",
+    "tensorboard --logdir",
+    "went with `tf.estimator`"
+  )
 )
 
 failures <- character()

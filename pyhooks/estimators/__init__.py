@@ -1,7 +1,11 @@
 """Canned estimators, feature columns and ``input_fn`` on TensorFlow 2.21 (no ``tf.estimator``).
 
-Column constructors and ``input_fn()`` import no TensorFlow; the estimators
-import it (quietly) when they first build a graph.
+Canned models (linear, DNN, wide & deep ``dnn_linear_combined_*``), custom
+estimators (``estimator(model_fn)`` with ``estimator_spec()``, see
+:mod:`pyhooks.estimators.custom`), ``train_and_evaluate()``, SavedModel export
+and TensorBoard event files in ``model_dir``. Column constructors and
+``input_fn()`` import no TensorFlow; the estimators import it (quietly) when
+they first build a graph.
 
 Example:
     >>> from pyhooks.estimators import *
@@ -22,6 +26,8 @@ from pyhooks.estimators.feature_columns import (
     column_bucketized,
     column_categorical_with_hash_bucket,
     column_categorical_with_identity,
+    column_categorical_weighted,
+    column_categorical_with_vocabulary_file,
     column_categorical_with_vocabulary_list,
     column_crossed,
     column_embedding,
@@ -31,13 +37,23 @@ from pyhooks.estimators.feature_columns import (
 )
 from pyhooks.estimators.inputs import input_fn
 
-_CANNED = {"dnn_classifier", "dnn_regressor", "evaluate", "linear_classifier",
-           "linear_regressor", "predict", "train", "Estimator"}
+# The module ``estimator`` is imported now: the function of that name defined
+# below stays the package's attribute (a first import would replace it).
+importlib.import_module("pyhooks.estimators.estimator")
+
+_CANNED = {"dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combined_regressor",
+           "dnn_regressor", "evaluate", "linear_classifier", "linear_regressor", "predict",
+           "train", "Estimator"}
+_CUSTOM = {"CustomEstimator", "EstimatorSpec", "ModeKeys", "RunConfig", "estimator_spec",
+           "input_layer", "mode_keys", "run_config"}
+_TRAINING = {"EvalSpec", "TrainSpec", "eval_spec", "train_and_evaluate", "train_spec"}
 
 __all__ = sorted([
     "column_bucketized",
     "column_categorical_with_hash_bucket",
     "column_categorical_with_identity",
+    "column_categorical_weighted",
+    "column_categorical_with_vocabulary_file",
     "column_categorical_with_vocabulary_list",
     "column_crossed",
     "column_embedding",
@@ -47,12 +63,28 @@ __all__ = sorted([
     "input_fn",
     "load_mtcars",
     *_CANNED,
+    *_CUSTOM,
+    *_TRAINING,
+    "estimator",
 ])
 
 
+def estimator(model_fn, model_dir=None, config=None, params=None):
+    """A custom estimator whose ``model_fn`` builds the model (see :mod:`pyhooks.estimators.custom`).
+
+    Defined here, after the module ``pyhooks.estimators.estimator`` was imported,
+    so that ``pyhooks.estimators.estimator`` is this function.
+    """
+    from pyhooks.estimators.custom import estimator as make
+
+    return make(model_fn, model_dir, config, params)
+
+
 def __getattr__(name):
-    if name in _CANNED:
-        module = "estimator" if name == "Estimator" else "canned"
+    if name in _CANNED or name in _CUSTOM or name in _TRAINING:
+        module = ("estimator" if name == "Estimator" else
+                  "custom" if name in _CUSTOM else
+                  "training" if name in _TRAINING else "canned")
         value = getattr(importlib.import_module(f"pyhooks.estimators.{module}"), name)
         globals()[name] = value
         return value

@@ -46,6 +46,7 @@ from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.models import make_optimizer
 from pyhooks.hook import SessionRunHook, check_hooks
+from pyhooks.hooks import _model_dir
 from pyhooks.timer import check_positive
 
 __all__ = ["Estimator", "TRAINING_LOSS_COLLECTION"]
@@ -257,13 +258,14 @@ def _feature_name(key, kind):
 class _GraphState:
     """One mode's graph, session, input pipeline and the tensors the loop runs."""
 
-    def __init__(self, estimator, mode):
+    def __init__(self, estimator, mode, signature=None, feeds=None):
         tf = import_tensorflow()
         self.mode = mode
         self.model_dir = estimator.model_dir
         self.callables = {}
         self.synced_checkpoint = None
         self.synced_stamp = None
+        self.spec_hooks = []  # a model_fn's estimator_spec() hooks for this mode
         v1 = tf.compat.v1
         self.graph = graph = tf.Graph()
         with graph.as_default():
@@ -279,10 +281,15 @@ class _GraphState:
             # -- input pipeline: one re-initializable iterator for every input_fn
             with tf.name_scope("input"):
                 self.placeholders = {}
-                for key, kind in estimator._raw_inputs:
-                    self.placeholders[_feature_name(key, kind)] = v1.placeholder(
-                        _tf_dtype(tf, kind), [None], name=re.sub(r"\W", "_", key))
-                if mode != PREDICT:
+                for name, dtype, shape in signature or ():  # a model_fn's: what the input holds
+                    self.placeholders[name] = v1.placeholder(
+                        tf.as_dtype(dtype), [None, *shape], name=re.sub(r"\W", "_", name))
+                for key, kind in estimator._raw_inputs if signature is None else ():
+                    name = _feature_name(key, kind)
+                    shape = [None, *feeds[name].shape[1:]] if feeds and name in feeds else [None]
+                    self.placeholders[name] = v1.placeholder(
+                        _tf_dtype(tf, kind), shape, name=re.sub(r"\W", "_", key))
+                if mode != PREDICT and signature is None:
                     self.placeholders[_LABEL] = v1.placeholder(
                         estimator._head.label_dtype(tf), estimator._head.label_shape(),
                         name="labels")
@@ -310,45 +317,16 @@ class _GraphState:
                 self.init_shuffled = iterator.make_initializer(shuffled)
                 batch = iterator.get_next()
 
-            raw = {(key, kind): batch[_feature_name(key, kind)]
-                   for key, kind in estimator._raw_inputs}
-            builder = _Builder(tf, raw)
-            head = estimator._head
-            logits = estimator._model.logits(tf, builder, head.logits_dimension, mode == TRAIN)
-            self.model_variables = v1.global_variables()
-
-            if mode == PREDICT:
-                self.predictions = head.predictions(tf, logits)
+            if signature is None:
+                self._build_canned(tf, estimator, mode, batch)
             else:
-                labels = batch[_LABEL]
-                weights = batch.get(_WEIGHT)
-                unweighted = head.unweighted_loss(tf, labels, logits)
-                per_example = unweighted if weights is None else unweighted * weights
-                per_example = tf.identity(per_example, name="per_example_loss")
-                training_loss = tf.reduce_sum(per_example, name="training_loss")
-                v1.add_to_collection(v1.GraphKeys.LOSSES, per_example)
-                v1.add_to_collection(TRAINING_LOSS_COLLECTION, training_loss)
-                self.per_example_loss = per_example
-                self.training_loss = training_loss
-                if mode == TRAIN:
-                    optimizer = make_optimizer(tf, estimator._optimizer,
-                                               estimator._model.default_learning_rate)
-                    update = optimizer.minimize(training_loss,
-                                                var_list=v1.trainable_variables())
-                    with tf.control_dependencies([update, self.global_step_read]):
-                        self.train_op = self.global_step.assign_add(1, read_value=False)
-                    v1.add_to_collection(v1.GraphKeys.TRAIN_OP, self.train_op)
-                    self.fetches = [self.train_op]
-                else:
-                    with v1.variable_scope("metrics"):
-                        metrics = head.metrics(tf, labels, logits, unweighted, weights,
-                                               training_loss)
-                    self.metric_values = {name: value for name, (value, _) in metrics.items()}
-                    self.metric_update = tf.group(*[u for _, u in metrics.values()])
-                    self.metric_reset = v1.variables_initializer(
-                        v1.get_collection(v1.GraphKeys.METRIC_VARIABLES))
-                    self.fetches = [self.metric_update]
+                estimator._build_model_fn(self, tf, mode, batch)
 
+            self.summary_op = None
+            if mode == TRAIN:  # for TensorBoard: the loss and the model's own summaries
+                v1.summary.scalar("loss", self.training_loss)
+                self.summary_op = v1.summary.merge_all()
+                graph.add_to_collection(v1.GraphKeys.SUMMARY_OP, self.summary_op)
             variables = v1.global_variables() if mode == TRAIN else self.model_variables
             self.saver = v1.train.Saver(var_list=variables, max_to_keep=5, allow_empty=True,
                                         save_relative_paths=True)
@@ -359,6 +337,52 @@ class _GraphState:
         self.session = v1.Session(graph=graph, config=estimator._session_config)
         self.session.run(self.init_op)
         self.sync()
+
+    def _build_canned(self, tf, estimator, mode, batch):
+        """The canned model and head on ``batch``: predictions, or loss and train/metric ops."""
+        v1 = tf.compat.v1
+        raw = {(key, kind): batch[_feature_name(key, kind)]
+               for key, kind in estimator._raw_inputs}
+        builder = _Builder(tf, raw)
+        head = estimator._head
+        logits = estimator._model.logits(tf, builder, head.logits_dimension, mode == TRAIN)
+        self.model_variables = v1.global_variables()
+
+        if mode == PREDICT:
+            self.predictions = head.predictions(tf, logits)
+        else:
+            labels = batch[_LABEL]
+            weights = batch.get(_WEIGHT)
+            unweighted = head.unweighted_loss(tf, labels, logits)
+            per_example = unweighted if weights is None else unweighted * weights
+            per_example = tf.identity(per_example, name="per_example_loss")
+            training_loss = tf.reduce_sum(per_example, name="training_loss")
+            v1.add_to_collection(v1.GraphKeys.LOSSES, per_example)
+            v1.add_to_collection(TRAINING_LOSS_COLLECTION, training_loss)
+            self.per_example_loss = per_example
+            self.training_loss = training_loss
+            if mode == TRAIN:
+                model = estimator._model
+                if hasattr(model, "minimize"):  # several optimizers (wide & deep)
+                    update = model.minimize(tf, training_loss)
+                else:
+                    optimizer = make_optimizer(tf, estimator._optimizer,
+                                               model.default_learning_rate)
+                    update = optimizer.minimize(training_loss,
+                                                var_list=v1.trainable_variables())
+                with tf.control_dependencies([update, self.global_step_read]):
+                    self.train_op = self.global_step.assign_add(1, read_value=False)
+                v1.add_to_collection(v1.GraphKeys.TRAIN_OP, self.train_op)
+                self.fetches = [self.train_op]
+            else:
+                with v1.variable_scope("metrics"):
+                    metrics = head.metrics(tf, labels, logits, unweighted, weights,
+                                           training_loss)
+                self.metric_values = {name: value for name, (value, _) in metrics.items()}
+                self.metric_update = tf.group(*[u for _, u in metrics.values()])
+                self.metric_reset = v1.variables_initializer(
+                    v1.get_collection(v1.GraphKeys.METRIC_VARIABLES))
+                self.fetches = [self.metric_update]
 
     def _index_stamp(self):
         try:
@@ -378,7 +402,8 @@ class _GraphState:
             return
         import tensorflow as tf
 
-        latest = None if stamp is None else tf.train.latest_checkpoint(self.model_dir)
+        # strict: a garbage or dangling index is an error, never "no checkpoint"
+        latest = _model_dir.latest_checkpoint(self.model_dir)
         if latest is None:
             if self.synced_checkpoint is not None:  # discarded after a failed call
                 self.session.run(self.init_op)
@@ -388,7 +413,13 @@ class _GraphState:
             with self.graph.as_default(), quiet():
                 try:
                     self.saver.restore(self.session, latest)
-                except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as error:
+                except tf.errors.OpError as error:
+                    damaged = _model_dir.checkpoint_files_error(self.model_dir, latest, error)
+                    if damaged is not None:
+                        raise damaged from error
+                    if not isinstance(error, (tf.errors.NotFoundError,
+                                              tf.errors.InvalidArgumentError)):
+                        raise
                     detail = str(error).strip().splitlines()[0]
                     name = os.path.basename(latest)
                     raise ValueError(
@@ -397,6 +428,21 @@ class _GraphState:
                     ) from error
             self.synced_checkpoint = latest
         self.synced_stamp = stamp
+        if self.mode == TRAIN:  # max_to_keep counts the checkpoints of earlier processes
+            _model_dir.recover_saver(self.saver, self.model_dir)
+
+    def restore(self, checkpoint_path):
+        """Restores ``checkpoint_path`` (None: keep the latest); the next call syncs again."""
+        if checkpoint_path is None:
+            return
+        if not isinstance(checkpoint_path, (str, os.PathLike)) or not \
+                os.path.exists(os.fspath(checkpoint_path) + ".index"):
+            raise ValueError(f"`checkpoint_path` {checkpoint_path!r} is not a checkpoint (e.g. "
+                             "latest_checkpoint()).")
+        with self.graph.as_default(), quiet():
+            self.saver.restore(self.session, os.fspath(checkpoint_path))
+        self.synced_checkpoint = os.fspath(checkpoint_path)
+        self.synced_stamp = None  # the next call restores the latest one again
 
     def discard(self):
         """Forgets the session's variables: the next call restores the latest checkpoint.
@@ -414,20 +460,31 @@ class _GraphState:
         shuffle = input_fn.shuffles(training)
         feed = {self.placeholders[name]: value for name, value in feeds.items()}
         num_epochs = input_fn.num_epochs if epochs is None else epochs
-        feed[self.batch_size] = input_fn.batch_size
+        feed[self.batch_size] = _batch_rows(feeds, input_fn, num_epochs)
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
         if shuffle:
-            feed[self.buffer] = input_fn.queue_capacity
+            # TensorFlow allocates the whole buffer at once (std::bad_alloc for 1e9); one
+            # larger than the data shuffles the same way as one of the data's size
+            feed[self.buffer] = min(input_fn.queue_capacity, input_fn.n)
             # a fixed seed repeats the same order in every call; None: a new order each call
             feed[self.seed] = (input_fn.seed if input_fn.seed is not None
                                else int(_SEEDS.integers(1, 2**31 - 1)))
         self.session.run(self.init_shuffled if shuffle else self.init_plain, feed)
 
     def save(self, step):
+        import tensorflow as tf
+
         path = os.path.join(self.model_dir, "model.ckpt")
         with self.graph.as_default():
-            self.synced_checkpoint = self.saver.save(self.session, path, global_step=step,
-                                                     write_meta_graph=False)
+            try:
+                self.synced_checkpoint = self.saver.save(self.session, path, global_step=step,
+                                                         write_meta_graph=False)
+            except (tf.errors.OpError, OSError) as error:
+                found = _model_dir.disk_error(f"the checkpoint of step {step}", self.model_dir,
+                                              error)
+                if found is None:
+                    raise
+                raise found from error
         self.synced_stamp = self._index_stamp()
         return self.synced_checkpoint
 
@@ -458,6 +515,39 @@ class _GraphState:
         self.session.close()
 
 
+def _memory_bytes():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**40
+
+
+def _batch_rows(feeds, input_fn, num_epochs):
+    """The batch size to feed: at most the rows there are; a batch that cannot fit refused.
+
+    A batch spans epochs (``repeat`` comes before ``batch``), so with a finite
+    number of epochs no batch is larger than all their rows: feeding that
+    instead of a larger ``batch_size`` changes nothing.
+    """
+    rows = input_fn.batch_size
+    if num_epochs is not None:
+        rows = min(rows, input_fn.n * num_epochs)
+    row_bytes = sum(value.nbytes // max(len(value), 1) for value in feeds.values())
+    need, have = rows * max(row_bytes, 1), _memory_bytes()
+    if need > have // 2:
+        raise ValueError(
+            f"`batch_size` = {input_fn.batch_size}: batches of {rows} rows of this input need "
+            f"about {need / 2**30:.3g} GB each, more than half of this machine's "
+            f"{have / 2**30:.3g} GB of memory. Use a smaller batch_size.")
+    return rows
+
+
+def _raised_in_end(error):
+    """Whether ``error`` came from a hook's ``end()`` (the runner's note says so)."""
+    return any(note.startswith("pyhooks: raised in ") and note.endswith(".end()")
+               for note in getattr(error, "__notes__", ()))
+
+
 # --------------------------------------------------------------------------- the estimator
 def _steps(name, value):
     return check_positive(name, value, integer=True)
@@ -471,7 +561,18 @@ class Estimator:
     """
 
     def __init__(self, model, head, model_dir=None, weight_column=None, optimizer="Ftrl",
-                 session_config=None, seed=None, name="Estimator"):
+                 session_config=None, seed=None, name="Estimator", config=None):
+        from pyhooks.estimators.config import RunConfig
+
+        if config is not None and not isinstance(config, RunConfig):
+            raise TypeError(f"`config` must be made by run_config(), got {config!r}.")
+        self.config = config = config or RunConfig()
+        if model_dir is None:
+            model_dir = config.model_dir
+        if session_config is None:
+            session_config = config.session_config
+        if seed is None:
+            seed = config.tf_random_seed
         self._model = model
         self._head = head
         self._optimizer = optimizer
@@ -490,24 +591,31 @@ class Estimator:
                                                               allow_zero=True)
         self._name = name
         raw = {}
-        for column in model.columns:
+        for column in model.columns if model is not None else ():
             for key, kind in column.raw_inputs():
                 raw.setdefault((key, kind), []).append(column)
         self._raw_inputs = sorted(raw)
         self._raw_users = raw
         self._states = {}
         self._prepared = weakref.WeakKeyDictionary()
+        self._training = False
 
     def __repr__(self):
         names = ", ".join(c.name for c in self._model.columns)
         return f"<pyhooks {self._name}: columns [{names}], model_dir={self.model_dir!r}>"
 
     # -- plumbing
-    def _state(self, mode):
-        state = self._states.get(mode)
+    def _signature(self, mode, feeds):
+        """What the graph of ``mode`` depends on besides the mode: nothing for canned models."""
+        return None
+
+    def _state(self, mode, feeds=None):
+        signature = self._signature(mode, feeds)
+        key = mode if signature is None else (mode, signature)
+        state = self._states.get(key)
         if state is None:
             with quiet(), native_stderr_filtered():
-                state = self._states[mode] = _GraphState(self, mode)
+                state = self._states[key] = _GraphState(self, mode, signature, feeds)
         else:
             state.sync()
         return state
@@ -537,7 +645,14 @@ class Estimator:
                                  f"input's response, not one of its features "
                                  f"({', '.join(input_fn.features)}).")
             values = _convert(key, columns[key], kind, users[0])
+            per_example = int(np.prod(values.shape[1:]))
             for column in users:
+                if column.input_dimension(key) != per_example:
+                    raise ValueError(
+                        f"Feature column {column.name!r} reads {column.input_dimension(key)} "
+                        f"value(s) per example from input column {key!r}, which holds "
+                        f"{per_example}" + (" (give column_numeric() its `shape`)."
+                                            if per_example > 1 else "."))
                 column.check_data(key, values)
             feeds[_feature_name(key, kind)] = values
         if labelled:
@@ -566,9 +681,9 @@ class Estimator:
         Args:
             input_fn: an :func:`input_fn` with a ``response``.
             steps: train this many more steps (or until the input is exhausted).
-            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook`` is
-                always added; a ``HistorySaverHook`` and a ``ProgressBarHook`` too,
-                unless ``hooks`` has one of that kind (a caller's ``ProgressBarHook``
+            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook``, a
+                ``HistorySaverHook`` and a ``ProgressBarHook`` are added unless
+                ``hooks`` has one of that kind (a caller's ``ProgressBarHook``
                 whose ``total`` is None gets the number of steps).
             max_steps: train until the global step reaches this (exclusive with ``steps``).
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
@@ -578,11 +693,21 @@ class Estimator:
         Returns:
             the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
 
+        Only one ``train()`` at a time may write to ``model_dir`` (a ``flock`` on
+        ``model_dir/.pyhooks-train.lock``, freed when the process ends however it
+        ends). At the start, the temporary files of a save that a crash
+        interrupted are removed. When a hook's ``end()`` fails, the steps done are
+        kept (saved in a checkpoint) and the error is raised.
+
         Raises:
             ValueError: both ``steps`` and ``max_steps``, non-positive steps, or
                 input that repeats forever with neither.
+            pyhooks.hooks._model_dir.ModelDirLockedError: another process or loop
+                trains into ``model_dir``; RuntimeError: called from a hook of this
+                estimator's own ``train()``.
+            pyhooks.hooks._model_dir.CheckpointError: a damaged checkpoint, or a
+                garbage or dangling ``checkpoint`` index.
         """
-        from pyhooks import hooks as builtin
 
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
@@ -605,7 +730,24 @@ class Estimator:
             raise ValueError("Training would never end: the input repeats forever "
                              "(num_epochs=None) and neither `steps` nor `max_steps` is given.")
 
-        state = self._state(TRAIN)
+        if self._training:
+            raise RuntimeError(
+                f"train() of {self._name} was called again from inside its own train() (from "
+                "a hook?): the two loops would interleave their steps. Train after it returns.")
+        lock = _model_dir.TrainingLock(self.model_dir).acquire()
+        self._training = True
+        try:
+            return self._train_locked(input_fn, feeds, steps, max_steps, hooks, listeners)
+        finally:
+            self._training = False
+            lock.release()
+
+    def _train_locked(self, input_fn, feeds, steps, max_steps, hooks, listeners):
+        """``train()`` while holding ``model_dir``'s training lock."""
+        from pyhooks import hooks as builtin
+
+        _model_dir.remove_partial_saves(self.model_dir)  # of a save a crash interrupted
+        state = self._state(TRAIN, feeds)
         start = state.step()
         history_hook = next((h for h in hooks if isinstance(h, builtin.HistorySaverHook)), None)
         if max_steps is not None and start >= max_steps:
@@ -622,7 +764,8 @@ class Estimator:
         extra = [builtin.StopAtStepHook(num_steps=steps) if steps is not None
                  else builtin.StopAtStepHook(last_step=max_steps)] if (
             steps is not None or max_steps is not None) else []
-        extra.append(builtin.NanTensorHook(state.training_loss))
+        if not any(isinstance(h, builtin.NanTensorHook) for h in hooks):  # else the caller's
+            extra.append(builtin.NanTensorHook(state.training_loss))
         if history_hook is None:
             history_hook = builtin.HistorySaverHook()
             extra.append(history_hook)
@@ -643,11 +786,25 @@ class Estimator:
                                                          saver=state.saver, listeners=listeners,
                                                          save_graph_def=False))
 
+        if self.config.save_summary_steps:
+            from pyhooks.estimators.tensorboard import EventWriterHook
+
+            extra.append(EventWriterHook(self.model_dir, state.summary_op,
+                                         state.global_step_read, self.config.save_summary_steps))
         state.start_input(feeds, input_fn, training=True)
         try:
-            state.run_loop(hooks + extra, state.fetches)
-        except BaseException:
-            state.discard()
+            state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
+        except BaseException as error:
+            if not _raised_in_end(error):
+                state.discard()
+                raise
+            # the steps ran: the session keeps them, and a checkpoint records them
+            try:
+                self._save_if_needed(state, hooks + extra)
+            except Exception as secondary:  # noqa: BLE001 - the hook's error wins
+                error.add_note(f"pyhooks: the checkpoint after it could not be saved: "
+                               f"{secondary}")
+                state.discard()
             raise
         finally:  # the caller's hooks leave this call as they came in
             for bar in filled:
@@ -672,7 +829,7 @@ class Estimator:
         with quiet():
             return state.save(step)
 
-    def evaluate(self, input_fn, steps=None, hooks=None, name=None):
+    def evaluate(self, input_fn, steps=None, hooks=None, name=None, checkpoint_path=None):
         """Evaluates the model (as last saved by ``train()``) on ``input_fn``.
 
         Args:
@@ -680,7 +837,9 @@ class Estimator:
                 ``shuffle`` is True.
             steps: evaluate this many batches (default: until the input is exhausted).
             hooks: a list of hooks run in the evaluation loop.
-            name: a name for this evaluation (accepted for compatibility).
+            name: a name for this evaluation: its TensorBoard metrics go to
+                ``model_dir/eval_<name>`` (``model_dir/eval`` without one).
+            checkpoint_path: evaluate this checkpoint instead of the latest one.
 
         Returns:
             ``{metric: float}``: ``loss`` (mean over batches of the summed batch loss),
@@ -701,17 +860,22 @@ class Estimator:
         if steps is None and input_fn.num_epochs is None:
             raise ValueError("Evaluation would never end: the input repeats forever "
                              "(num_epochs=None) and `steps` is not given.")
-        state = self._state(EVAL)
+        state = self._state(EVAL, feeds)
+        state.restore(checkpoint_path)
         state.session.run(state.metric_reset)
         state.start_input(feeds, input_fn, training=False)
         extra = [] if steps is None else [_StopAfterNRuns(steps)]
-        state.run_loop(hooks + extra, state.fetches)
+        state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
         values = state.session.run(state.metric_values)
         results = {key: float(value) for key, value in sorted(values.items())}
         results["global_step"] = state.step()
+        from pyhooks.estimators.tensorboard import write_metrics
+
+        write_metrics(self.model_dir, name, results, results["global_step"])
         return results
 
-    def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False):
+    def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False,
+                checkpoint_path=None):
         """Predictions for every example of ``input_fn``, in input order (unless it shuffles).
 
         Args:
@@ -721,6 +885,7 @@ class Estimator:
             predict_keys: a key or list of keys to keep (default: all). Regressors:
                 ``predictions``. Classifiers: ``logits``, ``logistic`` (binary only),
                 ``probabilities``, ``class_ids``, ``classes``.
+            checkpoint_path: predict with this checkpoint instead of the latest one.
             as_dict: False (default): a list with one ``{key: numpy array}`` per example,
                 as ``tf.estimator``'s ``predict`` yields; True: one dict of arrays whose
                 first dimension is the example.
@@ -728,28 +893,35 @@ class Estimator:
         Returns:
             a list of dicts (one per example), or a dict of arrays if ``as_dict``.
         """
-        keys = self._predict_keys(predict_keys)
         hooks = check_hooks(hooks)
         feeds = self._feeds(input_fn, PREDICT)
-        state = self._state(PREDICT)
+        state = self._state(PREDICT, feeds)
+        state.restore(checkpoint_path)
+        keys = self._predict_keys(predict_keys, state)
         graph_keys = [k for k in keys if k in state.predictions]
         if "classes" in keys and "class_ids" not in graph_keys:
             graph_keys.append("class_ids")
         fetch = [state.predictions[k] for k in graph_keys]  # the same list objects every call
         batches = []
         state.start_input(feeds, input_fn, training=False, epochs=1)
-        state.run_loop(hooks, fetch, collect=batches.append)
+        state.run_loop(hooks + state.spec_hooks, fetch, collect=batches.append)
         merged = {k: np.concatenate([b[i] for b in batches]) if batches
                   else np.zeros((0,), dtype=np.float32) for i, k in enumerate(graph_keys)}
-        merged = self._head.finish_predictions(merged)
+        merged = self._finish_predictions(merged)
         merged = {k: merged[k] for k in keys}
         if as_dict:
             return merged
         count = len(next(iter(merged.values()))) if merged else 0
         return [{k: v[i] for k, v in merged.items()} for i in range(count)]
 
-    def _predict_keys(self, predict_keys):
-        available = self._head.prediction_keys
+    def _available_keys(self, state):
+        return self._head.prediction_keys
+
+    def _finish_predictions(self, merged):
+        return self._head.finish_predictions(merged)
+
+    def _predict_keys(self, predict_keys, state=None):
+        available = self._available_keys(state)
         if predict_keys is None:
             return list(available)
         if isinstance(predict_keys, str):
@@ -763,9 +935,14 @@ class Estimator:
 
     # -- checkpoints
     def latest_checkpoint(self):
-        """The path of the newest checkpoint in ``model_dir``, or None."""
-        tf = import_tensorflow()
-        return tf.train.latest_checkpoint(self.model_dir)
+        """The path of the newest checkpoint in ``model_dir``, or None.
+
+        Raises:
+            pyhooks.hooks._model_dir.CheckpointError: a garbage or dangling
+                ``checkpoint`` index file.
+        """
+        import_tensorflow()
+        return _model_dir.latest_checkpoint(self.model_dir)
 
     def get_variable_names(self):
         """Names of the variables in the latest checkpoint."""
@@ -782,6 +959,12 @@ class Estimator:
         if path is None:
             raise ValueError(f"No checkpoint in {self.model_dir!r}: train the model first.")
         return tf.train.load_variable(path, name)
+
+    def export_savedmodel(self, export_dir_base, checkpoint_path=None, as_text=False):
+        """A SavedModel of the predictions (see :func:`pyhooks.estimators.export.export_savedmodel`)."""
+        from pyhooks.estimators.export import export_savedmodel
+
+        return export_savedmodel(self, export_dir_base, checkpoint_path, as_text)
 
     def close(self):
         """Closes the estimator's sessions (they are re-created on next use)."""

@@ -35,6 +35,8 @@ __all__ = [
     "column_bucketized",
     "column_categorical_with_hash_bucket",
     "column_categorical_with_identity",
+    "column_categorical_weighted",
+    "column_categorical_with_vocabulary_file",
     "column_categorical_with_vocabulary_list",
     "column_crossed",
     "column_embedding",
@@ -68,6 +70,10 @@ class FeatureColumn:
         """``[(key, kind)]`` of the raw input columns this column reads."""
         raise NotImplementedError
 
+    def input_dimension(self, key):
+        """How many values per example this column reads from input column ``key`` (1)."""
+        return 1
+
     def check_data(self, key, values):
         """Extra validation of a converted input column (raises ValueError)."""
 
@@ -94,10 +100,13 @@ class NumericColumn(FeatureColumn):
     def __init__(self, key, shape=(1,), default_value=None, dtype="float32", normalizer_fn=None):
         self.key = self.name = _check_key("key", key)
         dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
-        if len(dims) != 1 or check_positive("shape", dims[0], integer=True) != 1:
-            raise ValueError(f"`shape` must be 1 (one value per example), got {shape!r}: "
-                             "input_fn() data has one value per row and column.")
-        numeric_type = getattr(dtype, "is_floating", False) or getattr(dtype, "is_integer", False)
+        if not dims:
+            raise ValueError(f"`shape` must be one or more positive whole numbers, got {shape!r}.")
+        self.shape = tuple(check_positive("shape", d, integer=True, allow_none=False)
+                           for d in dims)
+        # a tf.DType's flags are booleans (a float's is_integer is a method: not a dtype)
+        numeric_type = (getattr(dtype, "is_floating", False) is True
+                        or getattr(dtype, "is_integer", False) is True)
         if dtype not in ("float32", "float64", "float", "double", "int32", "int64", None) and \
                 not numeric_type:
             raise ValueError(f"`dtype` must be a numeric type, got {dtype!r}.")
@@ -107,20 +116,25 @@ class NumericColumn(FeatureColumn):
             raise TypeError(f"`normalizer_fn` must be a function or None, got {normalizer_fn!r}.")
         self.default_value = default_value
         self.normalizer_fn = normalizer_fn
-        self.dimension = 1
+        self.dimension = math.prod(self.shape)
 
     def raw_inputs(self):
         return [(self.key, FLOAT)]
+
+    def input_dimension(self, key):
+        return self.dimension
 
     def dense(self, ctx):
         tf = ctx.tf
         x = ctx.raw(self.key, FLOAT)
         if self.normalizer_fn is not None:
             x = tf.cast(self.normalizer_fn(x), tf.float32)
-        return tf.reshape(x, [-1, 1])
+        return tf.reshape(x, [-1, self.dimension])
 
     def _repr_fields(self):
-        return [("key", self.key)]
+        if self.dimension == 1:
+            return [("key", self.key)]
+        return [("key", self.key), ("shape", self.shape)]
 
 
 class VocabularyListColumn(_Categorical):
@@ -202,7 +216,7 @@ class IdentityColumn(_Categorical):
                 first = values[bad][0]
                 raise ValueError(
                     f"Column {key!r}: column_categorical_with_identity(num_buckets="
-                    f"{self.num_buckets}) needs values in [0, {self.num_buckets}), got {first!r} "
+                    f"{self.num_buckets}) needs values in [0, {self.num_buckets}), got {first.item()!r} "
                     f"({int(bad.sum())} value(s) out of range). Give `default_value` to map "
                     "them to a bucket.")
 
@@ -245,6 +259,9 @@ class BucketizedColumn(_Categorical):
         if not isinstance(source_column, NumericColumn):
             raise TypeError("`source_column` must be a column_numeric(), got "
                             f"{source_column!r}.")
+        if source_column.dimension != 1:
+            raise ValueError("`source_column` must hold one value per example, got shape "
+                             f"{source_column.shape} ({source_column.name!r}).")
         if isinstance(boundaries, numbers.Real):
             boundaries = [boundaries]
         try:
@@ -301,6 +318,11 @@ class CrossedColumn(_Categorical):
             found.extend([(key, STR_OR_INT)] if isinstance(key, str) else key.raw_inputs())
         return found
 
+    def check_data(self, key, values):
+        for column in self.keys:
+            if not isinstance(column, str) and key in (k for k, _ in column.raw_inputs()):
+                column.check_data(key, values)
+
     def ids(self, ctx):
         tf = ctx.tf
         parts = []
@@ -314,6 +336,83 @@ class CrossedColumn(_Categorical):
 
     def _repr_fields(self):
         return [("keys", self.keys), ("hash_bucket_size", self.num_buckets)]
+
+
+class VocabularyFileColumn(VocabularyListColumn):
+    """A vocabulary list read from a file, one value per line (read when the column is made)."""
+
+    def __init__(self, key, vocabulary_file, vocabulary_size=None, num_oov_buckets=0,
+                 default_value=None, dtype="string"):
+        _check_key("key", key)
+        if not isinstance(vocabulary_file, str) or not vocabulary_file:
+            raise TypeError(f"`vocabulary_file` must be a file path, got {vocabulary_file!r}.")
+        try:
+            with open(vocabulary_file, encoding="utf-8") as handle:
+                values = [line.rstrip("\r\n") for line in handle]
+        except OSError as error:
+            raise ValueError(f"`vocabulary_file` {vocabulary_file!r} cannot be read: "
+                             f"{error.strerror}.") from error
+        while values and values[-1] == "":
+            values.pop()
+        if vocabulary_size is not None:
+            vocabulary_size = check_positive("vocabulary_size", vocabulary_size, integer=True)
+            if vocabulary_size > len(values):
+                raise ValueError(f"`vocabulary_size` {vocabulary_size} is more than the "
+                                 f"{len(values)} values of {vocabulary_file!r}.")
+            values = values[:vocabulary_size]
+        want = str(getattr(dtype, "name", dtype))
+        if want not in ("string", "int32", "int64"):
+            raise ValueError(f"`dtype` must be 'string', 'int32' or 'int64', got {dtype!r}.")
+        if want != "string":
+            try:
+                values = [int(v) for v in values]
+            except ValueError:
+                raise ValueError(f"`vocabulary_file` {vocabulary_file!r} must hold whole numbers "
+                                 f"for dtype {want!r}.") from None
+        super().__init__(key, values, None, -1 if default_value is None else default_value,
+                         num_oov_buckets)
+        self.vocabulary_file = vocabulary_file
+
+    def _repr_fields(self):
+        return [("key", self.key), ("vocabulary_file", self.vocabulary_file)]
+
+
+class WeightedCategoricalColumn(_Categorical):
+    """A categorical column whose id of each example counts ``weight_feature_key``'s value times."""
+
+    def __init__(self, categorical_column, weight_feature_key, dtype="float32"):
+        if not isinstance(categorical_column, _Categorical) or isinstance(
+                categorical_column, WeightedCategoricalColumn):
+            raise TypeError("`categorical_column` must be a categorical column (column_categorical_"
+                            f"*), got {categorical_column!r}.")
+        self.categorical_column = categorical_column
+        self.weight_feature_key = _check_key("weight_feature_key", weight_feature_key)
+        if str(getattr(dtype, "name", dtype)) not in ("float32", "float64", "float", "double"):
+            raise ValueError(f"`dtype` must be a float type, got {dtype!r}.")
+        self.num_buckets = categorical_column.num_buckets
+        self.can_miss = getattr(categorical_column, "can_miss", True)
+        self.name = f"{categorical_column.name}_weighted_by_{weight_feature_key}"
+
+    def raw_inputs(self):
+        return [*self.categorical_column.raw_inputs(), (self.weight_feature_key, FLOAT)]
+
+    def ids(self, ctx):
+        return ctx.ids(self.categorical_column)
+
+    def id_weights(self, ctx):
+        """``float32 [batch]``: each example's weight."""
+        return ctx.raw(self.weight_feature_key, FLOAT)
+
+    def _repr_fields(self):
+        return [("categorical_column", self.categorical_column),
+                ("weight_feature_key", self.weight_feature_key)]
+
+
+def _weighted(tf, ctx, column, dense):
+    """``dense`` times the example weights of a weighted categorical column (else as it is)."""
+    if isinstance(column, WeightedCategoricalColumn):
+        return dense * tf.expand_dims(column.id_weights(ctx), 1)
+    return dense
 
 
 class IndicatorColumn(FeatureColumn):
@@ -330,9 +429,13 @@ class IndicatorColumn(FeatureColumn):
     def raw_inputs(self):
         return self.categorical_column.raw_inputs()
 
+    def check_data(self, key, values):
+        self.categorical_column.check_data(key, values)
+
     def dense(self, ctx):
         tf = ctx.tf
-        return tf.one_hot(ctx.ids(self.categorical_column), self.dimension, dtype=tf.float32)
+        found = tf.one_hot(ctx.ids(self.categorical_column), self.dimension, dtype=tf.float32)
+        return _weighted(tf, ctx, self.categorical_column, found)
 
     def _repr_fields(self):
         return [("categorical_column", self.categorical_column)]
@@ -363,6 +466,9 @@ class EmbeddingColumn(FeatureColumn):
     def raw_inputs(self):
         return self.categorical_column.raw_inputs()
 
+    def check_data(self, key, values):
+        self.categorical_column.check_data(key, values)
+
     def dense(self, ctx):
         tf = ctx.tf
         initializer = self.initializer or tf.compat.v1.truncated_normal_initializer(
@@ -372,7 +478,10 @@ class EmbeddingColumn(FeatureColumn):
                              initializer, trainable=self.trainable)
         ids = ctx.ids(self.categorical_column)
         found = tf.nn.embedding_lookup(table, tf.maximum(ids, 0), max_norm=self.max_norm)
-        return found * tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
+        found *= tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
+        if self.combiner == "sum":  # one id: 'mean' and 'sqrtn' divide its weight out again
+            found = _weighted(tf, ctx, self.categorical_column, found)
+        return found
 
     def _repr_fields(self):
         return [("categorical_column", self.categorical_column), ("dimension", self.dimension)]
@@ -386,13 +495,26 @@ def _scope(name):
     return cleaned if cleaned[:1].isalnum() or cleaned[:1] == "." else f"c{cleaned}"
 
 
+def _identity(value):
+    """What makes two feature columns the same column: their type and fields, recursively."""
+    if isinstance(value, FeatureColumn):
+        return (type(value).__name__,
+                tuple((k, _identity(v)) for k, v in sorted(vars(value).items())))
+    if isinstance(value, (list, tuple)):
+        return tuple(_identity(v) for v in value)
+    if callable(value):
+        return ("function", id(value))
+    return repr(value)
+
+
 # --------------------------------------------------------------------------- constructors
 def column_numeric(key, shape=(1,), default_value=None, dtype="float32", normalizer_fn=None):
     """A real-valued column: the input column's numbers, as ``float32``.
 
     Args:
         key: the input column's name.
-        shape: 1 (input_fn() data holds one value per row and column).
+        shape: values per example: 1, or e.g. 784 (or ``(28, 28)``) for an input
+            column holding a row of 784 numbers per example (a matrix column).
         default_value: accepted for compatibility; input_fn() rejects missing values.
         dtype: a numeric type name.
         normalizer_fn: a function applied to the tensor in the graph, e.g.
@@ -430,6 +552,31 @@ def column_categorical_with_identity(key, num_buckets, default_value=None):
 def column_categorical_with_hash_bucket(key, hash_bucket_size, dtype="string"):
     """A categorical column whose ids are hashes of the values (strings or whole numbers)."""
     return HashBucketColumn(key, hash_bucket_size, dtype)
+
+
+def column_categorical_with_vocabulary_file(key, vocabulary_file, vocabulary_size=None,
+                                            num_oov_buckets=0, default_value=None,
+                                            dtype="string"):
+    """A categorical column whose vocabulary is the lines of ``vocabulary_file``.
+
+    Args:
+        key: the input column's name.
+        vocabulary_file: a text file, one value per line (read now).
+        vocabulary_size: use only the first this many lines (None: all).
+        num_oov_buckets, default_value: as :func:`column_categorical_with_vocabulary_list`.
+        dtype: 'string', or 'int64' for whole numbers.
+    """
+    return VocabularyFileColumn(key, vocabulary_file, vocabulary_size, num_oov_buckets,
+                                default_value, dtype)
+
+
+def column_categorical_weighted(categorical_column, weight_feature_key, dtype="float32"):
+    """A categorical column whose id of each example has the weight in column ``weight_feature_key``.
+
+    Linear models multiply the id's weight by it; indicator columns give it
+    instead of 1; embeddings with ``combiner='sum'`` scale by it.
+    """
+    return WeightedCategoricalColumn(categorical_column, weight_feature_key, dtype)
 
 
 def column_indicator(categorical_column):
@@ -476,6 +623,9 @@ def feature_columns(*columns):
     add(columns)
     if not flat:
         raise ValueError("feature_columns() needs at least one column.")
+    # the same column given twice is kept once (the last), as tfestimators did
+    keys = [_identity(c) for c in flat]
+    flat = [c for i, c in enumerate(flat) if keys[i] not in keys[i + 1:]]
     names = [c.name for c in flat]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

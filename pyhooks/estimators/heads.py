@@ -106,7 +106,10 @@ class ClassificationHead:
             raise ValueError(f"A classifier needs one response column, got {names}.")
         name = names[0]
         values = input_fn.columns[name]
-        if self.label_vocabulary is not None:
+        if self.label_vocabulary is not None and values.dtype.kind in "iu":
+            # class ids, e.g. an R factor's level numbers minus one (levels = label_vocabulary)
+            pass
+        elif self.label_vocabulary is not None:
             if values.dtype.kind != "U":
                 raise TypeError(f"Response column {name!r} must hold strings from "
                                 f"label_vocabulary={self.label_vocabulary}, got {values.dtype}.")

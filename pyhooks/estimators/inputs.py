@@ -84,9 +84,12 @@ def as_column(name, values):
         raise TypeError(f"Column {name!r} cannot be read as an array: {error}") from error
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
-    if array.ndim != 1:
-        raise ValueError(f"Column {name!r} must be one-dimensional (one value per row), got "
-                         f"shape {array.shape}.")
+    if array.ndim >= 2 and array.dtype.kind in "biuf":
+        pass  # numbers per example: a matrix's row, or nested lists (column_numeric(shape = ))
+    elif array.ndim != 1:
+        raise ValueError(f"Column {name!r} must be one-dimensional (one value per row) or hold "
+                         f"numbers only (a matrix of numbers, one row per example), got shape "
+                         f"{array.shape}.")
     kind = array.dtype.kind
     if kind == "f":
         missing = np.isnan(array)

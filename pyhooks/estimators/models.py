@@ -12,7 +12,7 @@ import numbers
 from pyhooks.estimators.feature_columns import FeatureColumn, _scope
 from pyhooks.timer import check_positive
 
-__all__ = ["DNNModel", "LinearModel", "make_optimizer"]
+__all__ = ["DNNLinearCombinedModel", "DNNModel", "LinearModel", "make_optimizer"]
 
 _OPTIMIZERS = {
     "adagrad": "AdagradOptimizer",
@@ -93,6 +93,8 @@ class LinearModel:
                         part = tf.gather(weights, tf.maximum(ids, 0))
                         if getattr(column, "can_miss", True):
                             part *= tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
+                        if hasattr(column, "id_weights"):  # a weighted categorical column
+                            part *= tf.expand_dims(column.id_weights(builder), 1)
                     else:
                         dense = builder.dense(column)
                         weights = v1.get_variable("weights", [column.dimension, units],
@@ -162,3 +164,49 @@ class DNNModel:
                 kernel = v1.get_variable("kernel", [net.shape[1], units], initializer=glorot)
                 bias = v1.get_variable("bias", [units], initializer=zeros)
                 return tf.nn.bias_add(tf.matmul(net, kernel), bias, name="logits")
+
+
+class DNNLinearCombinedModel:
+    """Wide & deep: the sum of a linear model's and a DNN's logits, each with its own optimizer.
+
+    Linear (wide) columns may be categorical; DNN (deep) columns must be dense.
+    The linear part trains with ``linear_optimizer`` (FTRL, learning rate
+    ``min(0.2, 1/sqrt(number of linear columns))``), the DNN with
+    ``dnn_optimizer`` (Adagrad, 0.05), as ``tf.estimator.DNNLinearCombined*``.
+    """
+
+    def __init__(self, linear_feature_columns, dnn_feature_columns, dnn_hidden_units,
+                 dnn_activation_fn="relu", dnn_dropout=None, linear_optimizer="Ftrl",
+                 dnn_optimizer="Adagrad", linear_sparse_combiner="sum"):
+        linear = list(linear_feature_columns or [])
+        dnn = list(dnn_feature_columns or [])
+        if not linear and not dnn:
+            raise ValueError("Either `linear_feature_columns` or `dnn_feature_columns` must be "
+                             "given (both are empty).")
+        self.linear = LinearModel(linear, linear_sparse_combiner) if linear else None
+        if dnn and dnn_hidden_units is None:
+            raise ValueError("`dnn_hidden_units` must be given with `dnn_feature_columns`.")
+        self.dnn = DNNModel(dnn_hidden_units, dnn, dnn_activation_fn, dnn_dropout) if dnn else None
+        self.columns = (self.linear.columns if self.linear else []) + (
+            self.dnn.columns if self.dnn else [])
+        self.linear_optimizer = check_optimizer(linear_optimizer)
+        self.dnn_optimizer = check_optimizer(dnn_optimizer)
+        self.default_learning_rate = None
+
+    def logits(self, tf, builder, units, training):
+        parts = [part.logits(tf, builder, units, training)
+                 for part in (self.linear, self.dnn) if part is not None]
+        return parts[0] if len(parts) == 1 else tf.add(parts[0], parts[1], name="logits")
+
+    def minimize(self, tf, loss):
+        """One update per part, each with its optimizer on its own variables."""
+        v1 = tf.compat.v1
+        updates = []
+        for part, scope, optimizer in ((self.linear, "linear/", self.linear_optimizer),
+                                       (self.dnn, "dnn/", self.dnn_optimizer)):
+            if part is None:
+                continue
+            variables = [v for v in v1.trainable_variables() if v.name.startswith(scope)]
+            opt = make_optimizer(tf, optimizer, part.default_learning_rate)
+            updates.append(opt.minimize(loss, var_list=variables))
+        return tf.group(*updates)

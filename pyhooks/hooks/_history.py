@@ -2,11 +2,57 @@
 
 from __future__ import annotations
 
+import csv
 import math
+import os
 
-__all__ = ["BASE_COLUMNS", "History"]
+__all__ = ["BASE_COLUMNS", "RUN_COLUMN", "History", "open_csv"]
 
 BASE_COLUMNS = ("mean_losses", "total_losses", "steps")
+RUN_COLUMN = "run"  # CSV files only: which run appended the row (1, 2, ...)
+
+
+def open_csv(path, columns):
+    """``(file, run)``: ``path`` opened to append rows of ``columns`` and the run's number.
+
+    A new or empty file gets the header ``columns + ["run"]`` and run 1; an
+    existing one must have that header, and the run is one more than that of
+    its last row (only the header and the end of the file are read). A last
+    line cut short (a full disk, a killed process) is dropped.
+
+    Raises:
+        ValueError: the file has another header (written by other code, or
+            with other metrics).
+    """
+    header = [*columns, RUN_COLUMN]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "ab+") as raw:
+        size = raw.seek(0, os.SEEK_END)
+        tail = b""
+        if size:
+            raw.seek(max(0, size - 65536))
+            tail = raw.read()
+            if not tail.endswith(b"\n"):  # a row cut short: dropped, not continued
+                cut = tail.rfind(b"\n") + 1
+                size = size - len(tail) + cut
+                raw.truncate(size)
+                tail = tail[:cut]
+        raw.seek(0)
+        first = raw.readline() if size else b""
+    found = next(csv.reader([first.decode("utf-8", "replace")]), None) if first else None
+    if found is not None and found != header:
+        raise ValueError(f"History file {path!r} has the columns {found}, not {header}: "
+                         "give another `path` (or move that file away).")
+    run = 1
+    lines = tail.splitlines()
+    if found is not None and lines:  # the header's last field, "run", is no number
+        last = next(csv.reader([lines[-1].decode("utf-8", "replace")]), [])
+        if last and last[-1].isdigit():
+            run = int(last[-1]) + 1
+    stream = open(path, "a", newline="", encoding="utf-8")  # noqa: SIM115
+    if found is None:
+        csv.writer(stream).writerow(header)
+    return stream, run
 
 
 def _r_format(values):

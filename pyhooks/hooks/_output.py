@@ -8,7 +8,8 @@ import warnings
 
 from pyhooks.errors import PyhooksWarning
 
-__all__ = ["MODES", "check_writer", "choose_mode", "format_eta", "write_text"]
+__all__ = ["MODES", "check_output_dir", "check_writer", "choose_mode", "format_eta",
+           "write_text"]
 
 MODES = ("dynamic", "plain")
 
@@ -18,6 +19,19 @@ def check_writer(writer):
     if writer is not None and not (callable(writer) or callable(getattr(writer, "write", None))):
         raise TypeError(f"`writer` must be a file-like object or a function, got {writer!r}.")
     return writer
+
+
+def check_output_dir(value, name="output_dir"):
+    """``value`` (None, a str or a path) as a str or None; ``TypeError`` naming ``name`` else.
+
+    A number or a flag would become a directory named ``1.0`` or ``True``.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"`{name}` must be a directory path or None, got {value!r} "
+                        f"({type(value).__name__}).")
+    return os.fspath(value)
 
 
 def _resolve(writer):

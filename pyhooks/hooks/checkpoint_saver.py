@@ -11,6 +11,7 @@ from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read
+from pyhooks.hooks._model_dir import disk_error, recover_saver
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -104,6 +105,8 @@ class CheckpointSaverHook(SessionRunHook):
     def after_create_session(self, session, coord):
         step = int(session.run(self._global_step_tensor))
         if not self._graph_written:  # once per begin(), not again on recovery
+            # max_to_keep counts the checkpoints earlier processes left
+            recover_saver(self._get_saver(), self._checkpoint_dir)
             write_graph(self._writer, session.graph, self._get_saver(), self._checkpoint_dir,
                         self._save_graph_def)
             self._graph_written = True
@@ -159,8 +162,14 @@ class CheckpointSaverHook(SessionRunHook):
             for listener in self._listeners:
                 listener.before_save(session, step)
             _log.info("Saving checkpoints for %d into %s.", step, self._save_path)
-            save_checkpoint(self._get_saver(), session, self._save_path, step,
-                            self._save_graph_def)
+            try:
+                save_checkpoint(self._get_saver(), session, self._save_path, step,
+                                self._save_graph_def)
+            except Exception as error:
+                found = disk_error(f"the checkpoint of step {step}", self._checkpoint_dir, error)
+                if found is None:
+                    raise
+                raise found from error
         except BaseException as error:
             error.__dict__["_pyhooks_checkpoint_save"] = True  # no second attempt in after_error
             raise

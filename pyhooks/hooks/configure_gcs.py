@@ -18,6 +18,50 @@ _MIB = 1024 * 1024
 _MALFORMED = object()
 
 
+_PREFIX = "pyhooks-gcs-"
+
+
+def _secret_parent():
+    """Where the credentials file goes: ``/dev/shm`` (memory, never the disk) if usable."""
+    shm = "/dev/shm"
+    if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return tempfile.gettempdir()
+
+
+def _remove_stale_directories(parent):
+    """Deletes credentials directories of processes that are gone (killed before cleaning up).
+
+    Their names carry the creating process's id (``pyhooks-gcs-<pid>-<random>``);
+    a directory is removed only when no process of that id runs and it is ours.
+    """
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_PREFIX):].partition("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            if os.stat(path).st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 class _Secret:
     """Holds a secret string that shows as ``'***'`` wherever it is printed; not picklable."""
 
@@ -68,9 +112,12 @@ class ConfigureGcsHook(SessionRunHook):
 
     TensorFlow's gs:// filesystem reads its settings from the environment: in
     ``after_create_session`` the hook writes the credentials to a file (mode 0600,
-    in a private temporary directory) named by ``GOOGLE_APPLICATION_CREDENTIALS``
+    in a private directory under ``/dev/shm``, in memory, where there is one, else
+    the temporary directory) named by ``GOOGLE_APPLICATION_CREDENTIALS``
     and sets ``GCS_READ_CACHE_*``; ``end``/``after_error`` restore the environment
-    and delete the file. Credentials never appear in ``repr()``, logs or errors.
+    and delete the file; a process killed before that (kill -9) leaves its
+    directory, which the next run of this hook on the machine deletes.
+    Credentials never appear in ``repr()``, logs or errors.
     TensorFlow reads these variables when the process first opens a gs:// path.
 
     Args:
@@ -87,6 +134,8 @@ class ConfigureGcsHook(SessionRunHook):
     """
 
     def __init__(self, credentials=None, block_cache=None):
+        self._credentials = self._block_cache = None  # repr() works if validation fails
+        self._saved = self._cleanup = self._path = None
         if credentials is not None:
             if isinstance(credentials, str):
                 try:
@@ -108,18 +157,20 @@ class ConfigureGcsHook(SessionRunHook):
         if block_cache and not isinstance(block_cache, BlockCacheParams):
             raise ValueError("block_cache must be an instance of BlockCacheParams.")
         self._block_cache = block_cache
-        self._saved = self._cleanup = self._path = None
 
     def __repr__(self):
-        creds = "<hidden>" if self._credentials is not None else None
-        return f"ConfigureGcsHook(credentials={creds}, block_cache={self._block_cache!r})"
+        creds = "<hidden>" if getattr(self, "_credentials", None) is not None else None
+        cache = getattr(self, "_block_cache", None)
+        return f"ConfigureGcsHook(credentials={creds}, block_cache={cache!r})"
 
     def after_create_session(self, session, coord):
         if self._saved is not None:  # re-created after recovery: already configured
             return
         env = dict(self._block_cache.environment()) if self._block_cache else {}
         if self._credentials is not None:
-            directory = tempfile.mkdtemp(prefix="pyhooks-gcs-")
+            parent = _secret_parent()
+            _remove_stale_directories(parent)
+            directory = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent)
             self._cleanup = weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)
             path = os.path.join(directory, "credentials.json")
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -11,8 +11,9 @@ import numpy as np
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import exact_step, global_step_read, step_read_is_exact, to_numpy
-from pyhooks.hooks._history import BASE_COLUMNS, History
+from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
+from pyhooks.hooks._model_dir import disk_error
 from pyhooks.timer import check_positive
 
 __all__ = ["History", "HistorySaverHook"]
@@ -36,9 +37,12 @@ class HistorySaverHook(SessionRunHook):
 
     Args:
         every_n_step: record every this many steps (a whole number; ``2.0`` is accepted).
-        path: a CSV file to which each row is appended (and flushed) as it is recorded
-            (on a worker other than the chief: ``<dir>/tmp_<task_type>_<task_id>/<file>``,
-            see :mod:`pyhooks.distribute`).
+        path: a CSV file to which each row is appended (and flushed) as it is recorded,
+            with one more column, ``run``: 1 for the rows of the first run written to
+            the file, 2 for the next, and so on. A run resumed from a checkpoint
+            repeats steps an earlier run recorded: its ``run`` tells them apart. On a
+            worker other than the chief: ``<dir>/tmp_<task_type>_<task_id>/<file>``
+            (see :mod:`pyhooks.distribute`).
         metrics: ``{name: tensor or tensor name}`` of extra values to record.
         loss: the per-example loss; default the first tensor of the ``losses`` collection.
 
@@ -58,6 +62,10 @@ class HistorySaverHook(SessionRunHook):
             raise TypeError(f"`path` must be a file path or None, got {path!r} "
                             f"({type(path).__name__}).")
         self._path = None if path is None else os.fspath(path)
+        if self._path is not None and (not self._path or self._path.endswith(os.sep)
+                                       or os.path.isdir(self._path)):
+            raise ValueError(f"`path` must be a file path or None, got {path!r}"
+                             f"{' (a directory)' if self._path else ''}.")
         if metrics is not None and not isinstance(metrics, dict):
             raise TypeError(f"`metrics` must be a dict of name -> tensor, got {metrics!r}.")
         self._metrics = dict(metrics or {})
@@ -126,14 +134,23 @@ class HistorySaverHook(SessionRunHook):
             row += tuple(map(_number, results[2:]))
         self._history.append_values(row)
         if self._file_path is not None:
-            if self._file is None:
-                os.makedirs(os.path.dirname(os.path.abspath(self._file_path)), exist_ok=True)
-                self._file = open(self._file_path, "a", newline="", encoding="utf-8")  # noqa: SIM115
-                self._csv = csv.writer(self._file)
-                if self._file.tell() == 0:
-                    self._csv.writerow(self._history.columns)
-            self._csv.writerow(row)
-            self._file.flush()
+            try:
+                if self._file is None:
+                    self._file, self._run = open_csv(self._file_path, self._history.columns)
+                    self._csv = csv.writer(self._file)
+                self._csv.writerow((*row, self._run))
+                self._file.flush()
+            except OSError as error:
+                file, self._file = self._file, None
+                if file is not None:
+                    try:  # the rows it could not flush are this same failure
+                        file.close()
+                    except OSError:
+                        pass
+                found = disk_error(f"the history row of step {row[2]}", self._file_path, error)
+                if found is None:
+                    raise
+                raise found from error
 
     def end(self, session):
         self._finish(session)

@@ -9,6 +9,7 @@ from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import (current_backend, exact_step, global_step_read,
                                    step_read_is_exact)
+from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["StepCounterHook"]
@@ -58,7 +59,7 @@ class StepCounterHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
         self._every_n_steps = every_n_steps
         self._due = -math.inf  # steps mode: the global step read from which the timer is asked
-        self._output_dir = output_dir
+        self._output_dir = check_output_dir(output_dir)
         self._summary_writer = summary_writer
         self._writer = summary_writer
         self._last_global_step = None

@@ -6,6 +6,7 @@ from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import current_backend, global_step_read
 from pyhooks.errors import HookSetupError
+from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["SummarySaverHook"]
@@ -54,6 +55,7 @@ class SummarySaverHook(SessionRunHook):
                  scaffold=None, summary_op=None):
         if (scaffold is None) == (summary_op is None):
             raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        output_dir = check_output_dir(output_dir)
         if summary_writer is None and not output_dir:
             raise ValueError("SummarySaverHook needs `output_dir` or `summary_writer` to write "
                              f"to, got output_dir={output_dir!r} and summary_writer=None.")

@@ -7,7 +7,7 @@ new_estimator <- function(x) {
   x
 }
 
-estimator <- function(name, args, call) {
+canned_estimator <- function(name, args, call) {
   new_estimator(py_construct(name, args, call = call))
 }
 
@@ -24,6 +24,8 @@ estimator <- function(name, args, call) {
 #' @param optimizer An optimizer name (e.g. `"Ftrl"`, `"Adagrad"`, `"Adam"`,
 #'   `"RMSProp"`, `"SGD"`) or a Python `tf$compat$v1$train$Optimizer`.
 #' @param seed The graph-level random seed, or `NULL`.
+#' @param config A [run_config()] (its `model_dir`, `tf_random_seed` and
+#'   `session_config` are used where the arguments are `NULL`), or `NULL`.
 #' @returns An estimator (class `pyhooks_estimator`).
 #' @family estimators
 #' @seealso [train()], [input_fn()], [feature_columns()]
@@ -33,13 +35,13 @@ estimator <- function(name, args, call) {
 #' model <- linear_regressor(feature_columns(column_numeric("drat")))
 #' }
 linear_regressor <- function(feature_columns, model_dir = NULL, label_dimension = 1L,
-                             weight_column = NULL, optimizer = "Ftrl", seed = NULL) {
+                             weight_column = NULL, optimizer = "Ftrl", seed = NULL, config = NULL) {
   rlang::check_required(feature_columns)
-  estimator("linear_regressor", list(
-    feature_columns = as_py_list(feature_columns), model_dir = path_arg(model_dir),
+  canned_estimator("linear_regressor", c(list(
+    feature_columns = as_py_list(feature_columns),
     label_dimension = as_py_int(label_dimension), weight_column = weight_column,
-    optimizer = optimizer, seed = as_py_int(seed)
-  ), call = rlang::current_env())
+    optimizer = optimizer
+  ), config_args(model_dir, seed, config)), call = rlang::current_env())
 }
 
 #' @rdname linear_regressor
@@ -49,14 +51,13 @@ linear_regressor <- function(feature_columns, model_dir = NULL, label_dimension 
 #' @export
 linear_classifier <- function(feature_columns, model_dir = NULL, n_classes = 2L,
                               weight_column = NULL, label_vocabulary = NULL, optimizer = "Ftrl",
-                              seed = NULL) {
+                              seed = NULL, config = NULL) {
   rlang::check_required(feature_columns)
-  estimator("linear_classifier", list(
-    feature_columns = as_py_list(feature_columns), model_dir = path_arg(model_dir),
+  canned_estimator("linear_classifier", c(list(
+    feature_columns = as_py_list(feature_columns),
     n_classes = as_py_int(n_classes), weight_column = weight_column,
-    label_vocabulary = as_py_list(label_vocabulary), optimizer = optimizer,
-    seed = as_py_int(seed)
-  ), call = rlang::current_env())
+    label_vocabulary = as_py_list(label_vocabulary, named = FALSE), optimizer = optimizer
+  ), config_args(model_dir, seed, config)), call = rlang::current_env())
 }
 
 #' Deep neural network models
@@ -81,16 +82,15 @@ linear_classifier <- function(feature_columns, model_dir = NULL, n_classes = 2L,
 #' }
 dnn_regressor <- function(hidden_units, feature_columns, model_dir = NULL, label_dimension = 1L,
                           weight_column = NULL, optimizer = "Adagrad", activation_fn = "relu",
-                          dropout = NULL, seed = NULL) {
+                          dropout = NULL, seed = NULL, config = NULL) {
   rlang::check_required(hidden_units)
   rlang::check_required(feature_columns)
-  estimator("dnn_regressor", list(
-    hidden_units = as_py_list(hidden_units, int = TRUE),
-    feature_columns = as_py_list(feature_columns), model_dir = path_arg(model_dir),
+  canned_estimator("dnn_regressor", c(list(
+    hidden_units = as_py_list(hidden_units, int = TRUE, named = FALSE),
+    feature_columns = as_py_list(feature_columns),
     label_dimension = as_py_int(label_dimension), weight_column = weight_column,
-    optimizer = optimizer, activation_fn = activation_fn, dropout = dropout,
-    seed = as_py_int(seed)
-  ), call = rlang::current_env())
+    optimizer = optimizer, activation_fn = activation_fn, dropout = dropout
+  ), config_args(model_dir, seed, config)), call = rlang::current_env())
 }
 
 #' @rdname dnn_regressor
@@ -98,20 +98,195 @@ dnn_regressor <- function(hidden_units, feature_columns, model_dir = NULL, label
 #' @export
 dnn_classifier <- function(hidden_units, feature_columns, model_dir = NULL, n_classes = 2L,
                            weight_column = NULL, label_vocabulary = NULL, optimizer = "Adagrad",
-                           activation_fn = "relu", dropout = NULL, seed = NULL) {
+                           activation_fn = "relu", dropout = NULL, seed = NULL, config = NULL) {
   rlang::check_required(hidden_units)
   rlang::check_required(feature_columns)
-  estimator("dnn_classifier", list(
-    hidden_units = as_py_list(hidden_units, int = TRUE),
-    feature_columns = as_py_list(feature_columns), model_dir = path_arg(model_dir),
+  canned_estimator("dnn_classifier", c(list(
+    hidden_units = as_py_list(hidden_units, int = TRUE, named = FALSE),
+    feature_columns = as_py_list(feature_columns),
     n_classes = as_py_int(n_classes), weight_column = weight_column,
-    label_vocabulary = as_py_list(label_vocabulary), optimizer = optimizer,
-    activation_fn = activation_fn, dropout = dropout, seed = as_py_int(seed)
-  ), call = rlang::current_env())
+    label_vocabulary = as_py_list(label_vocabulary, named = FALSE), optimizer = optimizer,
+    activation_fn = activation_fn, dropout = dropout
+  ), config_args(model_dir, seed, config)), call = rlang::current_env())
 }
 
 #' @export
 print.pyhooks_estimator <- function(x, ...) {
   cat("<pyhooks estimator> ", reticulate::py_repr(x), "\n", sep = "")
   invisible(x)
+}
+
+#' Wide and deep models
+#'
+#' `dnn_linear_combined_regressor()` and `dnn_linear_combined_classifier()`
+#' add the outputs of a linear model (the "wide" part, which takes
+#' categorical columns as they are) and of a deep neural network (the "deep"
+#' part, dense columns only). Each part trains with its own optimizer.
+#'
+#' @inheritParams dnn_regressor
+#' @inheritParams linear_classifier
+#' @param linear_feature_columns Feature columns of the linear part, or
+#'   `NULL`.
+#' @param dnn_feature_columns Dense feature columns of the network, or
+#'   `NULL`.
+#' @param dnn_hidden_units Sizes of the network's hidden layers, e.g.
+#'   `c(10, 10)`.
+#' @param linear_optimizer,dnn_optimizer The optimizers of each part (names
+#'   or Python optimizers): `"Ftrl"` and `"Adagrad"` by default.
+#' @param dnn_activation_fn Activation of the hidden layers.
+#' @param dnn_dropout Probability of dropping a hidden unit during training,
+#'   or `NULL`.
+#' @returns An estimator (class `pyhooks_estimator`).
+#' @family estimators
+#' @seealso [train()], [input_fn()], [feature_columns()]
+#' @export
+#' @examples
+#' \dontrun{
+#' model <- dnn_linear_combined_classifier(
+#'   linear_feature_columns = feature_columns(
+#'     column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 6, 8))),
+#'   dnn_feature_columns = feature_columns(column_numeric("drat", "wt")),
+#'   dnn_hidden_units = c(4, 3)
+#' )
+#' train(model, input_fn(mtcars, am ~ cyl + drat + wt), steps = 10)
+#' }
+dnn_linear_combined_regressor <- function(linear_feature_columns = NULL,
+                                          dnn_feature_columns = NULL,
+                                          dnn_hidden_units = NULL, model_dir = NULL,
+                                          label_dimension = 1L, weight_column = NULL,
+                                          linear_optimizer = "Ftrl", dnn_optimizer = "Adagrad",
+                                          dnn_activation_fn = "relu", dnn_dropout = NULL,
+                                          seed = NULL, config = NULL) {
+  canned_estimator("dnn_linear_combined_regressor", c(list(
+    linear_feature_columns = as_py_list(linear_feature_columns),
+    dnn_feature_columns = as_py_list(dnn_feature_columns),
+    dnn_hidden_units = as_py_list(dnn_hidden_units, int = TRUE, named = FALSE),
+    label_dimension = as_py_int(label_dimension), weight_column = weight_column,
+    linear_optimizer = linear_optimizer, dnn_optimizer = dnn_optimizer,
+    dnn_activation_fn = dnn_activation_fn, dnn_dropout = dnn_dropout
+  ), config_args(model_dir, seed, config)), call = rlang::current_env())
+}
+
+#' @rdname dnn_linear_combined_regressor
+#' @export
+dnn_linear_combined_classifier <- function(linear_feature_columns = NULL,
+                                           dnn_feature_columns = NULL,
+                                           dnn_hidden_units = NULL, model_dir = NULL,
+                                           n_classes = 2L, weight_column = NULL,
+                                           label_vocabulary = NULL, linear_optimizer = "Ftrl",
+                                           dnn_optimizer = "Adagrad", dnn_activation_fn = "relu",
+                                           dnn_dropout = NULL, seed = NULL, config = NULL) {
+  canned_estimator("dnn_linear_combined_classifier", c(list(
+    linear_feature_columns = as_py_list(linear_feature_columns),
+    dnn_feature_columns = as_py_list(dnn_feature_columns),
+    dnn_hidden_units = as_py_list(dnn_hidden_units, int = TRUE, named = FALSE),
+    n_classes = as_py_int(n_classes), weight_column = weight_column,
+    label_vocabulary = as_py_list(label_vocabulary, named = FALSE),
+    linear_optimizer = linear_optimizer, dnn_optimizer = dnn_optimizer,
+    dnn_activation_fn = dnn_activation_fn, dnn_dropout = dnn_dropout
+  ), config_args(model_dir, seed, config)), call = rlang::current_env())
+}
+
+# model_dir, seed and config of a canned estimator (Python takes what the
+# arguments leave NULL from the run_config()).
+config_args <- function(model_dir, seed, config) {
+  if (!is.null(config)) {
+    if (!py_class_is(config, "RunConfig")) {
+      cli::cli_abort("{.arg config} must be made by {.fn run_config}, not {.obj_type_friendly {config}}.",
+                     class = "pyhooks_error_argument", call = rlang::caller_env())
+    }
+  }
+  list(model_dir = path_arg(model_dir), seed = as_py_int(seed), config = config)
+}
+
+#' Boosted trees estimators (not available)
+#'
+#' tfestimators' `boosted_trees_regressor()` and `boosted_trees_classifier()`
+#' wrapped `tf.estimator`'s boosted trees, which were removed from
+#' TensorFlow with `tf.estimator` itself: they cannot be supported on
+#' TensorFlow 2.21. These functions signal an error saying so.
+#'
+#' @param ... Ignored.
+#' @returns Nothing: always an error of class `pyhooks_unsupported`.
+#' @family estimators
+#' @export
+boosted_trees_regressor <- function(...) {
+  abort_boosted_trees("boosted_trees_regressor")
+}
+
+#' @rdname boosted_trees_regressor
+#' @export
+boosted_trees_classifier <- function(...) {
+  abort_boosted_trees("boosted_trees_classifier")
+}
+
+abort_boosted_trees <- function(name) {
+  cli::cli_abort(
+    c("{.fn {name}} is not available: TensorFlow's boosted trees went with {.code tf.estimator}, which TensorFlow 2.21 no longer has.",
+      "i" = "Use {.fn dnn_classifier}/{.fn dnn_regressor} or {.fn dnn_linear_combined_classifier}/{.fn dnn_linear_combined_regressor} here, or gradient boosting from the {.pkg xgboost} or {.pkg lightgbm} packages."),
+    class = "pyhooks_unsupported", call = rlang::caller_env()
+  )
+}
+
+#' The model directory and checkpoints of an estimator
+#'
+#' `model_dir()` is where the estimator keeps its checkpoints and TensorBoard
+#' event files; `latest_checkpoint()` the path of its newest checkpoint (or
+#' `NULL` before training); `variable_names()` the names of the variables in
+#' that checkpoint and `variable_value()` their values.
+#'
+#' @param object An estimator.
+#' @param name Names of variables, or `NULL` for all of them.
+#' @param ... Not used; must be empty.
+#' @returns `model_dir()`, `latest_checkpoint()`: a path. `variable_names()`:
+#'   a character vector. `variable_value()`: a named list of arrays (one
+#'   value when `name` is one name).
+#' @family estimators
+#' @export
+#' @examples
+#' \dontrun{
+#' model <- linear_regressor(feature_columns(column_numeric("drat")))
+#' train(model, input_fn(mtcars, mpg ~ drat), steps = 2)
+#' variable_value(model, "linear/linear_model/drat/weights")
+#' }
+model_dir <- function(object, ...) {
+  rlang::check_dots_empty()
+  check_estimator(object)
+  object$model_dir
+}
+
+#' @rdname model_dir
+#' @export
+latest_checkpoint <- function(object, ...) {
+  rlang::check_dots_empty()
+  check_estimator(object)
+  object$latest_checkpoint()
+}
+
+#' @rdname model_dir
+#' @export
+variable_names <- function(object, ...) {
+  rlang::check_dots_empty()
+  check_estimator(object)
+  as.character(unlist(with_py_errors(object$get_variable_names())))
+}
+
+#' @rdname model_dir
+#' @export
+variable_value <- function(object, name = NULL, ...) {
+  rlang::check_dots_empty()
+  check_estimator(object)
+  names <- if (is.null(name)) variable_names(object) else as.character(name)
+  values <- lapply(names, function(n) {
+    py_value(with_py_errors(object$get_variable_value(n)))
+  })
+  names(values) <- names
+  if (!is.null(name) && length(name) == 1L) values[[1L]] else values
+}
+
+check_estimator <- function(object, call = rlang::caller_env()) {
+  if (!inherits(object, "pyhooks_estimator")) {
+    cli::cli_abort("{.arg object} must be an estimator, not {.obj_type_friendly {object}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
 }

@@ -3,7 +3,7 @@
 # of columns (one per name), as tfestimators did.
 
 columns_for <- function(keys, make, call) {
-  keys <- unlist(keys, use.names = FALSE)
+  keys <- unlist(lapply(keys, column_keys, call = call), use.names = FALSE)
   if (!length(keys)) {
     cli::cli_abort("At least one column name must be given in {.arg ...}.",
                    class = "pyhooks_error_argument", call = call)
@@ -12,10 +12,38 @@ columns_for <- function(keys, make, call) {
   lapply(keys, make)
 }
 
+# Column names from one argument of a column_*() function: strings, or inside
+# feature_columns(names = ) and with_columns() also bare names and tidyselect
+# helpers (ends_with("time")) over those names.
+column_keys <- function(quo, call) {
+  vars <- tryCatch(tidyselect::peek_vars(), error = function(e) NULL)
+  if (is.null(vars)) return(rlang::eval_tidy(quo))
+  value <- tryCatch(rlang::eval_tidy(quo), error = function(e) NULL)
+  if (is.character(value)) return(value)
+  data <- stats::setNames(as.list(seq_along(vars)), vars)
+  names(tidyselect::eval_select(quo, data, allow_rename = FALSE))
+}
+
+# The column names of `x`: a character vector, or an object with names() or
+# colnames().
+object_column_names <- function(x, call = rlang::caller_env()) {
+  names <- if (is.character(x)) x else colnames(x) %||% names(x)
+  if (!is.character(names) || !length(names)) {
+    cli::cli_abort("{.arg names} must be column names or data with column names, not {.obj_type_friendly {x}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
+  names
+}
+
 #' Define the feature columns of a model
 #'
 #' @param ... Feature columns (from the `column_*()` functions) or lists of
-#'   them.
+#'   them; also `selection ~ column_*()` (e.g. `ends_with("time") ~
+#'   column_numeric()`) when `names` is given. The same column given twice
+#'   is kept once.
+#' @param names Column names (or data with column names) over which the
+#'   `column_*()` functions take bare names and tidyselect helpers, or
+#'   `NULL`.
 #' @returns A list of feature columns, for the `feature_columns` argument of
 #'   the estimators.
 #' @family feature columns
@@ -25,15 +53,51 @@ columns_for <- function(keys, make, call) {
 #' \dontrun{
 #' feature_columns(column_numeric("drat", "wt"))
 #' }
-feature_columns <- function(...) {
-  columns <- rlang::list2(...)
+feature_columns <- function(..., names = NULL) {
+  quos <- lapply(rlang::enquos(...), function(quo) {
+    # `starts_with("d") ~ column_numeric()` is `column_numeric(starts_with("d"))`
+    expr <- rlang::quo_get_expr(quo)
+    if (rlang::is_call(expr, "~", n = 2L) && rlang::is_call(expr[[3L]])) {
+      rhs <- expr[[3L]]
+      quo <- rlang::quo_set_expr(quo, rlang::call2(rhs[[1L]], expr[[2L]], !!!as.list(rhs[-1L])))
+    }
+    quo
+  })
+  evaluate <- function() lapply(quos, rlang::eval_tidy)
+  columns <- if (is.null(names)) evaluate() else {
+    tidyselect::with_vars(object_column_names(names), evaluate())
+  }
   py_construct("feature_columns", unname(columns))
+}
+
+#' Feature columns named by selection helpers
+#'
+#' Evaluates `expr` (usually a [feature_columns()] call) where the
+#' `column_*()` functions take bare column names and tidyselect helpers
+#' (`starts_with()`, `ends_with()`, `contains()`, `one_of()`...) over the
+#' columns of `columns`.
+#'
+#' @param columns A data frame (or other object with column names), or a
+#'   character vector of names.
+#' @param expr The code to evaluate.
+#' @returns The value of `expr`.
+#' @family feature columns
+#' @seealso [feature_columns()]
+#' @export
+#' @examples
+#' \dontrun{
+#' with_columns(mtcars, feature_columns(column_numeric(starts_with("d"))))
+#' }
+with_columns <- function(columns, expr) {
+  tidyselect::with_vars(object_column_names(columns), expr)
 }
 
 #' A numeric feature column
 #'
 #' @param ... One or more column names of the input data.
-#' @param shape The number of values per example (1).
+#' @param shape The number of values per example: 1, or e.g. `784` (or
+#'   `c(28, 28)`) for an input column that is a matrix with a row of 784
+#'   numbers per example.
 #' @param default_value Accepted for compatibility; missing values are an
 #'   error.
 #' @param dtype A numeric type name, e.g. `"float32"`.
@@ -51,7 +115,7 @@ column_numeric <- function(..., shape = 1L, default_value = NULL, dtype = "float
                            normalizer_fn = NULL) {
   call <- rlang::current_env()
   shape <- as_py_int(shape)
-  columns_for(list(...), function(key) {
+  columns_for(rlang::enquos(...), function(key) {
     py_construct("column_numeric", list(
       key = key, shape = shape, default_value = default_value, dtype = dtype,
       normalizer_fn = normalizer_fn
@@ -81,10 +145,10 @@ column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype 
                                                     default_value = -1L, num_oov_buckets = 0L) {
   rlang::check_required(vocabulary_list)
   call <- rlang::current_env()
-  vocabulary_list <- as_py_list(vocabulary_list)
+  vocabulary_list <- as_py_list(vocabulary_list, named = FALSE)
   default_value <- as_py_int(default_value)
   num_oov_buckets <- as_py_int(num_oov_buckets)
-  columns_for(list(...), function(key) {
+  columns_for(rlang::enquos(...), function(key) {
     py_construct("column_categorical_with_vocabulary_list", list(
       key = key, vocabulary_list = vocabulary_list, dtype = dtype,
       default_value = default_value, num_oov_buckets = num_oov_buckets
@@ -111,7 +175,7 @@ column_categorical_with_identity <- function(..., num_buckets, default_value = N
   call <- rlang::current_env()
   num_buckets <- as_py_int(num_buckets)
   default_value <- as_py_int(default_value)
-  columns_for(list(...), function(key) {
+  columns_for(rlang::enquos(...), function(key) {
     py_construct("column_categorical_with_identity", list(
       key = key, num_buckets = num_buckets, default_value = default_value
     ), call = call)
@@ -135,7 +199,7 @@ column_categorical_with_hash_bucket <- function(..., hash_bucket_size, dtype = "
   rlang::check_required(hash_bucket_size)
   call <- rlang::current_env()
   hash_bucket_size <- as_py_int(hash_bucket_size)
-  columns_for(list(...), function(key) {
+  columns_for(rlang::enquos(...), function(key) {
     py_construct("column_categorical_with_hash_bucket", list(
       key = key, hash_bucket_size = hash_bucket_size, dtype = dtype
     ), call = call)
@@ -203,7 +267,7 @@ column_bucketized <- function(source_column, boundaries) {
   rlang::check_required(source_column)
   rlang::check_required(boundaries)
   py_construct("column_bucketized", list(
-    source_column = source_column, boundaries = as_py_list(boundaries)
+    source_column = source_column, boundaries = as_py_list(boundaries, named = FALSE)
   ))
 }
 
@@ -224,7 +288,74 @@ column_crossed <- function(keys, hash_bucket_size, hash_key = NULL) {
   rlang::check_required(keys)
   rlang::check_required(hash_bucket_size)
   py_construct("column_crossed", list(
-    keys = as_py_list(keys), hash_bucket_size = as_py_int(hash_bucket_size),
+    keys = as_py_list(keys, named = FALSE), hash_bucket_size = as_py_int(hash_bucket_size),
     hash_key = hash_key
+  ))
+}
+
+#' A categorical feature column with a vocabulary file
+#'
+#' @param ... One or more column names of the input data.
+#' @param vocabulary_file A text file holding one value per line (read now).
+#' @param vocabulary_size Use only the first this many lines, or `NULL` for
+#'   all.
+#' @param num_oov_buckets Number of extra buckets for values not in the
+#'   vocabulary.
+#' @param default_value The id of values not in the vocabulary (`NULL`: they
+#'   contribute nothing).
+#' @param dtype `"string"`, or `"int64"` for whole numbers.
+#' @returns A feature column, or a list of them for several names.
+#' @family feature columns
+#' @seealso [column_categorical_with_vocabulary_list()]
+#' @export
+#' @examples
+#' \dontrun{
+#' vocabulary <- tempfile()
+#' writeLines(c("4", "6", "8"), vocabulary)
+#' column_categorical_with_vocabulary_file("cyl", vocabulary_file = vocabulary,
+#'                                         dtype = "int64")
+#' }
+column_categorical_with_vocabulary_file <- function(..., vocabulary_file, vocabulary_size = NULL,
+                                                    num_oov_buckets = 0L, default_value = NULL,
+                                                    dtype = "string") {
+  rlang::check_required(vocabulary_file)
+  call <- rlang::current_env()
+  vocabulary_file <- path_arg(vocabulary_file)
+  vocabulary_size <- as_py_int(vocabulary_size)
+  num_oov_buckets <- as_py_int(num_oov_buckets)
+  default_value <- as_py_int(default_value)
+  columns_for(rlang::enquos(...), function(key) {
+    py_construct("column_categorical_with_vocabulary_file", list(
+      key = key, vocabulary_file = vocabulary_file, vocabulary_size = vocabulary_size,
+      num_oov_buckets = num_oov_buckets, default_value = default_value, dtype = dtype
+    ), call = call)
+  }, call)
+}
+
+#' A weighted categorical feature column
+#'
+#' Each example's id counts the value of column `weight_feature_key` times
+#' (instead of once): a linear model multiplies the id's weight by it, an
+#' indicator column gives it instead of 1.
+#'
+#' @param categorical_column A categorical column.
+#' @param weight_feature_key The name of the numeric input column of weights.
+#' @param dtype A float type name.
+#' @returns A feature column.
+#' @family feature columns
+#' @seealso [column_indicator()]
+#' @export
+#' @examples
+#' \dontrun{
+#' column_categorical_weighted(column_categorical_with_identity("gear", num_buckets = 6),
+#'                             weight_feature_key = "wt")
+#' }
+column_categorical_weighted <- function(categorical_column, weight_feature_key,
+                                        dtype = "float32") {
+  rlang::check_required(categorical_column)
+  rlang::check_required(weight_feature_key)
+  py_construct("column_categorical_weighted", list(
+    categorical_column = categorical_column, weight_feature_key = weight_feature_key,
+    dtype = dtype
   ))
 }

@@ -75,7 +75,10 @@ hook_global_step_waiter <- function(wait_until_step, timeout_secs = NULL) {
 #'
 #' @param every_n_step Record every this many steps.
 #' @param path A CSV file to which each row is appended (and flushed) as it
-#'   is recorded, or `NULL`.
+#'   is recorded, or `NULL`. The file has one more column, `run`: 1 for the
+#'   rows of the first run written to it, 2 for the next, and so on, so that
+#'   the rows of a run resumed from a checkpoint (which repeats steps) are
+#'   told apart.
 #' @param metrics A named list of extra tensors (or tensor names) to record,
 #'   one column each.
 #' @param loss The per-example loss tensor, or `NULL` for the first tensor of
@@ -246,7 +249,10 @@ hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
 #'   `summary_writer`).
 #' @param summary_writer A summary writer, or `NULL`.
 #' @param scaffold A `Scaffold` to get the summary op from, or `NULL`.
-#' @param summary_op The summary op (or a list of them), or `NULL`.
+#' @param summary_op The summary op (or a list of them), or `NULL`. With
+#'   neither `scaffold` nor `summary_op`, the estimator's summaries are
+#'   saved: the training `loss`, and the `tf$summary$...()` ops of a custom
+#'   estimator's model function.
 #' @returns A hook (a Python `SummarySaverHook`) for [train()].
 #' @family hooks
 #' @seealso [train()], [hook_checkpoint_saver()]
@@ -257,6 +263,10 @@ hook_stop_at_step <- function(num_steps = NULL, last_step = NULL) {
 #' }
 hook_summary_saver <- function(save_steps = NULL, save_secs = NULL, output_dir = NULL,
                                summary_writer = NULL, scaffold = NULL, summary_op = NULL) {
+  if (is.null(scaffold) && is.null(summary_op)) { # the estimator's loss and model summaries
+    py_pyhooks()
+    scaffold <- reticulate::import("pyhooks.estimators.tensorboard")$GraphSummaries()
+  }
   py_construct("SummarySaverHook", list(
     save_steps = as_py_int(save_steps),
     save_secs = save_secs,

@@ -5,15 +5,25 @@
 #' `batch_size` rows, for `num_epochs` passes.
 #'
 #' @param data A data frame, a matrix with column names, or a named list of
-#'   equal-length vectors.
-#' @param features Names of the feature columns.
-#' @param response Name of the response column, or `NULL` (for
-#'   [predict()]).
+#'   equal-length vectors or matrices (a matrix holds a row of numbers per
+#'   example, for `column_numeric(shape = )`; tfestimators' `object =` is
+#'   accepted too); or a formula `response ~ features`, followed by the
+#'   data. The feature and response columns must not hold `NA` (an error
+#'   names the column and the row): remove or impute them first, e.g. with
+#'   `na.omit()`.
+#' @param features The feature columns: names (`c("drat", "cyl")`), bare
+#'   names (`c(drat, cyl)`), tidyselect helpers (`starts_with("d")`,
+#'   `-mpg`), or a formula `mpg ~ drat + cyl` (`mpg ~ .`: every other
+#'   column) naming the response too.
+#' @param response The response column(s) (named as `features`), or `NULL`
+#'   (for [predict()]). A factor response becomes its level numbers minus
+#'   one (`levels(x)[1]` is class `0`), as in tfestimators.
 #' @param batch_size Rows per batch.
 #' @param shuffle `"auto"` (shuffle when training), `TRUE` or `FALSE`.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever
 #'   (then give `steps` to [train()]).
-#' @param queue_capacity Size of the shuffle buffer (rows).
+#' @param queue_capacity Size of the shuffle buffer (rows); a buffer larger
+#'   than the data shuffles as one of the data's size.
 #' @param num_threads Accepted for compatibility.
 #' @param seed The shuffling seed, or `NULL`.
 #' @param ... Not used; must be empty.
@@ -28,7 +38,21 @@
 #'                   batch_size = 8L)
 #' }
 input_fn <- function(data, ...) {
+  if (missing(data)) { # tfestimators' `object =`
+    dots <- rlang::enquos(...)
+    if ("object" %in% names(dots)) {
+      object <- rlang::eval_tidy(dots$object)
+      return(rlang::eval_tidy(rlang::call2(input_fn, object, !!!dots[names(dots) != "object"])))
+    }
+  }
   UseMethod("input_fn")
+}
+
+#' @rdname input_fn
+#' @export
+input_fn.formula <- function(data, features, ...) {
+  # tfestimators' input_fn(mpg ~ drat + cyl, mtcars)
+  input_fn(features, data, ...)
 }
 
 #' @rdname input_fn
@@ -45,8 +69,12 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
       class = "pyhooks_error_argument", call = call
     )
   }
+  check_no_missing(data, c(features, response), call)
   columns <- lapply(data, function(column) {
     if (is.factor(column)) column <- as.character(column)
+    if (is.matrix(column) && ncol(column) > 1L) { # a row of numbers per example
+      return(lapply(seq_len(nrow(column)), function(i) column[i, ]))
+    }
     if (!is.atomic(column)) return(column)
     column <- as.vector(column)
     # a vector becomes a Python list (a length-one one would become a scalar)
@@ -66,25 +94,54 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
 }
 
 #' @rdname input_fn
+#' @param epochs The same as `num_epochs` (tfestimators' name), or `NULL`.
 #' @export
 input_fn.data.frame <- function(data, features, response = NULL, batch_size = 128L,
                                 shuffle = "auto", num_epochs = 1L, queue_capacity = 1000L,
-                                num_threads = 1L, seed = NULL, ...) {
-  input_fn.default(as.list(data), features = features, response = response,
-                   batch_size = batch_size, shuffle = shuffle, num_epochs = num_epochs,
-                   queue_capacity = queue_capacity, num_threads = num_threads, seed = seed, ...)
+                                num_threads = 1L, seed = NULL, ..., epochs = NULL) {
+  rlang::check_required(features)
+  resolved <- resolve_input_columns(data, rlang::enquo(features), rlang::enquo(response),
+                                    rlang::current_env())
+  if (!is.null(epochs)) num_epochs <- epochs
+  input_fn.default(as.list(resolved$data), features = resolved$features,
+                   response = resolved$response, batch_size = batch_size, shuffle = shuffle,
+                   num_epochs = num_epochs, queue_capacity = queue_capacity,
+                   num_threads = num_threads, seed = seed, ...)
 }
 
 #' @rdname input_fn
 #' @export
-input_fn.matrix <- function(data, features, response = NULL, batch_size = 128L,
-                            shuffle = "auto", num_epochs = 1L, queue_capacity = 1000L,
-                            num_threads = 1L, seed = NULL, ...) {
+input_fn.list <- function(data, ...) {
+  if (is.null(names(data)) || !all(nzchar(names(data)))) return(input_fn.default(data, ...))
+  input_fn.data.frame(data, ...)
+}
+
+#' @rdname input_fn
+#' @export
+input_fn.matrix <- function(data, ...) {
   if (is.null(colnames(data))) {
     cli::cli_abort("{.arg data} must have column names.", class = "pyhooks_error_argument")
   }
-  input_fn.default(as.list(as.data.frame(data, stringsAsFactors = FALSE)),
-                   features = features, response = response, batch_size = batch_size,
-                   shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
-                   num_threads = num_threads, seed = seed, ...)
+  input_fn.data.frame(as.data.frame(data, stringsAsFactors = FALSE), ...)
+}
+
+# An R error for a missing value (NA, or NaN) in a feature or response column,
+# naming the column and the R row of the first one. Reticulate would send an
+# integer NA as -2147483648, a logical NA as TRUE and a character NA as "NA".
+check_no_missing <- function(data, names, call = rlang::caller_env()) {
+  if (!is.character(names)) return(invisible()) # Python names what is wrong with them
+  for (name in intersect(unique(names), names(data))) {
+    column <- data[[name]]
+    if (!is.atomic(column) && !is.factor(column)) next
+    missing <- which(is.na(column))
+    if (!length(missing)) next
+    cli::cli_abort(
+      c(
+        "Column {.val {name}} has {length(missing)} missing value{?s} ({.code NA}), first in row {missing[[1L]]}.",
+        "i" = "Remove or impute them before {.fn input_fn}, e.g. with {.code na.omit(data)}."
+      ),
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  invisible()
 }

@@ -36,6 +36,15 @@
       on_error = function(e) abort_python_missing(e)
     )
   )
+  # the exported `tf` (TensorFlow 1.x's API for model functions), loaded on first use
+  tf <<- reticulate::import(
+    "pyhooks.estimators.tf1",
+    delay_load = list(
+      priority = 5,
+      before_load = function() use_pyhooks_python(libname),
+      on_error = function(e) abort_python_missing(e)
+    )
+  )
 }
 
 # The Python executable pyhooks should use, or NULL to let reticulate decide.

@@ -4,7 +4,16 @@
 #' the input is exhausted, or a hook requests a stop) with the given hooks,
 #' and returns the training history invisibly. Unless `hooks` has one of
 #' their kind, a [hook_progress_bar()] (writing to the R console) and a
-#' [hook_history_saver()] are added; the loss is always watched for NaN.
+#' [hook_history_saver()] are added; the loss is watched for NaN (by
+#' the caller's [hook_nan_tensor()] if `hooks` has one, else by one that
+#' fails the run).
+#'
+#' One `train()` at a time may write to a `model_dir`: another process (or
+#' another model in this session) training into it gets an error until the
+#' first one ends or dies. At its start `train()` removes the temporary
+#' files of a save that a crash interrupted; a damaged or missing checkpoint
+#' that `model_dir`'s `checkpoint` file names is an error naming the file,
+#' never a silent restart from step 0.
 #'
 #' When training fails (an error in a hook, a NaN loss) or is interrupted,
 #' the condition signalled carries what was recorded up to then in its
@@ -79,8 +88,11 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
 #' @rdname train
 #' @param name Name of the evaluation (a suffix of its output directory), or
 #'   `NULL`.
+#' @param checkpoint_path Evaluate or predict with this checkpoint (e.g. from
+#'   [latest_checkpoint()]) instead of the latest one, or `NULL`.
 #' @returns `evaluate()`: a one-row data frame of the metrics (e.g. `loss`,
-#'   `average_loss`, `global_step`).
+#'   `average_loss`, `global_step`; see [metric_keys()]), or a named list of
+#'   them if `simplify` is `FALSE`.
 #' @export
 evaluate <- function(object, ...) {
   UseMethod("evaluate")
@@ -89,7 +101,8 @@ evaluate <- function(object, ...) {
 #' @rdname train
 #' @export
 evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL,
-                                       name = NULL, ...) {
+                                       name = NULL, checkpoint_path = NULL, simplify = TRUE,
+                                       ...) {
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
@@ -99,11 +112,13 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "evaluate"), list(
-      input_fn = input_fn, steps = as_py_int(steps), hooks = hooks, name = name
+      input_fn = input_fn, steps = as_py_int(steps), hooks = hooks, name = name,
+      checkpoint_path = path_arg(checkpoint_path)
     )),
     r_hooks = r_hooks, what = "Evaluation", call = call
   )
   metrics <- lapply(restore_arrays(result), function(v) if (is.list(v)) unlist(v) else v)
+  if (!isTRUE(simplify)) return(metrics)
   as.data.frame(metrics, optional = TRUE, stringsAsFactors = FALSE)
 }
 
@@ -114,23 +129,28 @@ stats::predict
 #' @rdname train
 #' @param predict_keys Names of the predictions to return (e.g.
 #'   `"predictions"`, `"probabilities"`), or `NULL` for all.
-#' @param simplify `TRUE` to return a data frame with one row per example
-#'   (a matrix column for vector-valued keys such as `probabilities`),
-#'   `FALSE` for a list with one named list per example.
+#' @param simplify `predict()`: `TRUE` to return a data frame with one row
+#'   per example (a matrix column for vector-valued keys such as
+#'   `probabilities`), `FALSE` for a list with one named list per example.
+#'   `evaluate()`: `TRUE` for a data frame, `FALSE` for a named list.
 #' @returns `predict()`: the predictions, see `simplify`.
 #' @export
 predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hooks = NULL,
-                                      simplify = TRUE, ...) {
+                                      simplify = TRUE, checkpoint_path = NULL, ...) {
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
+  if (!rlang::is_bool(simplify)) {
+    cli::cli_abort("{.arg simplify} must be {.code TRUE} or {.code FALSE}, not {.obj_type_friendly {simplify}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
   check_input_fn(input_fn, call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "predict"), list(
-      input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys),
-      as_dict = isTRUE(simplify)
+      input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys, named = FALSE),
+      as_dict = isTRUE(simplify), checkpoint_path = path_arg(checkpoint_path)
     )),
     r_hooks = r_hooks, what = "Prediction", call = call
   )

@@ -49,11 +49,15 @@ check_input_fn <- function(input_fn, call = rlang::caller_env()) {
 }
 
 # A vector for a Python list argument: always a list, even of length one.
-as_py_list <- function(x, int = FALSE, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+# `named = FALSE` for lists of values: names (e.g. the "20%" of quantile())
+# would make a Python dict.
+as_py_list <- function(x, int = FALSE, named = TRUE, arg = rlang::caller_arg(x),
+                       call = rlang::caller_env()) {
   if (is.null(x) || inherits(x, "python.builtin.object")) return(x)
   if (int) x <- as_py_int(x, arg = arg, call = call)
   check_not_na(x, arg, call)
   if (is.factor(x)) x <- as.character(x)
+  if (!named) x <- unname(x)
   if (is.list(x)) return(x)
   out <- as.list(x)
   names(out) <- names(x)
@@ -96,6 +100,17 @@ python_index_to_r <- function(message) {
       fixed = TRUE)
 }
 
+# A Python message with the values it shows spelled as R prints them (`None`
+# -> `NULL`, `True` -> `TRUE`, `[1.0, 2.0]` -> `c(1, 2)`, `{'a': 1}` ->
+# `list(a = 1)`), by pyhooks._rspelling; text in backticks is left alone.
+r_spelling <- function(message) {
+  if (length(message) != 1L || is.na(message)) return(message)
+  if (is.null(.py$rspelling)) {
+    .py$rspelling <- reticulate::import("pyhooks._rspelling", convert = TRUE)
+  }
+  .py$rspelling$r_spelling(message)
+}
+
 cli_escape <- function(x) gsub("}", "}}", gsub("{", "{{", x, fixed = TRUE), fixed = TRUE)
 
 `%||%` <- function(x, y) if (is.null(x)) y else x
@@ -108,9 +123,10 @@ abort_from_python <- function(cnd, call, ...) {
     rlang::cnd_signal(cnd)
   }
   message <- if (nzchar(info$value)) info$value else info$type
-  message <- python_index_to_r(message)
+  message <- r_spelling(python_index_to_r(message))
   notes <- grep("^pyhooks: raised in", info$notes, value = TRUE, invert = TRUE)
   notes <- vapply(sub("^pyhooks: ", "", notes), python_index_to_r, "", USE.NAMES = FALSE)
+  notes <- vapply(notes, r_spelling, "", USE.NAMES = FALSE)
   bullets <- c(
     "{message}",
     "i" = "Raised by Python ({info$type}).",

@@ -267,3 +267,8 @@ class WarningCapture:
                 warnings.showwarning(record.message, record.category, record.filename,
                                      record.lineno)
         return ours
+
+
+def features_as_dict(features):
+    """A model_fn's features (a dict subclass) as a plain dict, which reticulate makes a named list."""
+    return dict(features)

@@ -109,7 +109,7 @@ test_that("input_fn() takes data frames, matrices and named lists", {
 
 test_that("input_fn() errors are clear", {
   skip_if_no_pyhooks()
-  expect_error(input_fn(mtcars, features = "nope", response = "mpg"), "no column 'nope' in `data`")
+  expect_error(input_fn(mtcars, features = "nope", response = "mpg"), "no column \"nope\" in `data`")
   expect_error(input_fn(mtcars, response = "mpg"), "`features` is absent")
   expect_error(input_fn(mtcars, features = NULL), "`features` is required")
   expect_error(input_fn(mtcars, features = "drat", batch_size = 0), "`batch_size` must be positive, got 0")
@@ -121,7 +121,7 @@ test_that("input_fn() errors are clear", {
                class = "pyhooks_error_argument")
   expect_error(linear_regressor(mtcars_columns(), model_dir = NA), "`model_dir` must not be `NA`",
                class = "pyhooks_error_argument")
-  expect_error(input_fn(mtcars, features = "drat", shuffle = "sometimes"), "`shuffle` must be True, False or 'auto'")
+  expect_error(input_fn(mtcars, features = "drat", shuffle = "sometimes"), "`shuffle` must be TRUE, FALSE or \"auto\"", fixed = TRUE)
   expect_error(input_fn(unname(as.list(mtcars)), features = "drat"), "`data` must be a data frame")
   expect_error(input_fn(matrix(1:4, 2), features = "V1"), "`data` must have column names")
   expect_error(input_fn(data.frame(x = c(1, NA)), features = "x"), "missing")

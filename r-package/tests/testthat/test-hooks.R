@@ -44,7 +44,8 @@ test_that("hook_history_saver() records every n steps and writes a CSV", {
                          hooks = list(hook_history_saver(every_n_step = 2, path = path)))
   expect_identical(history$steps, c(2L, 4L))
   csv <- utils::read.csv(path)
-  expect_named(csv, c("mean_losses", "total_losses", "steps"))
+  expect_named(csv, c("mean_losses", "total_losses", "steps", "run"))
+  expect_equal(csv$run, c(1, 1))
   expect_equal(csv$mean_losses, history$mean_losses, tolerance = 1e-6)
   expect_equal(csv$steps, c(2, 4))
 })
@@ -64,7 +65,7 @@ test_that("hook_history_saver() argument errors are clear", {
   expect_error(hook_history_saver(every_n_step = 0), "`every_n_step` must be positive, got 0")
   expect_error(hook_history_saver(every_n_step = -3), "`every_n_step` must be positive, got -3")
   expect_error(hook_history_saver(every_n_step = NULL), "`every_n_step` is required")
-  expect_error(hook_history_saver(every_n_step = "often"), "`every_n_step` must be a whole number, got 'often'")
+  expect_error(hook_history_saver(every_n_step = "often"), "`every_n_step` must be a whole number, got \"often\" (character)", fixed = TRUE)
   expect_error(hook_history_saver(every_n_step = NA), "`every_n_step` must be a whole number, not NA",
                class = "pyhooks_error_argument")
   expect_error(hook_history_saver(path = NA), "`path` must not be `NA`", class = "pyhooks_error_argument")
@@ -111,16 +112,16 @@ test_that("hook_nan_tensor() watches a loss; a non-finite loss fails training", 
                       class = "pyhooks_python_NanLossDuringTrainingError")
   expect_match(conditionMessage(err), "loss")
   expect_s3_class(err$history, "pyhooks_history")
-  # in warning mode the hook's Python warning reaches R as an R warning (the
-  # estimator's own NaN hook, always added, still fails the run)
+  # in warning mode the hook's Python warning reaches R as an R warning, and the
+  # run stops without an error: the caller's hook replaces the estimator's own
   warn_only <- list(hook_nan_tensor("training_loss:0", fail_on_nan_loss = FALSE))
   expect_warning(
-    expect_error(suppressMessages(quiet_train(model, input, steps = 3, hooks = warn_only)),
-                 class = "pyhooks_python_NanLossDuringTrainingError"),
+    stopped <- suppressMessages(quiet_train(model, input, steps = 3, hooks = warn_only)),
     "Model diverged with loss = inf at step 1. Stopping training.",
     class = "pyhooks_python_NanLossWarning", fixed = TRUE
   )
-  expect_error(hook_nan_tensor(NULL), "`loss_tensor` must be a tensor, got None")
+  expect_identical(tail(stopped$steps, 1), 1L)
+  expect_error(hook_nan_tensor(NULL), "`loss_tensor` must be a tensor, got NULL")
   expect_error(hook_nan_tensor("training_loss:0", fail_on_nan_loss = "yes"), "fail_on_nan_loss")
 })
 
@@ -157,7 +158,7 @@ test_that("hook_progress_bar() says when training stopped early", {
 
 test_that("hook_progress_bar() argument errors are clear", {
   skip_if_no_pyhooks()
-  expect_error(hook_progress_bar(mode = "fancy"), "`mode` must be 'dynamic', 'plain' or None, got 'fancy'")
+  expect_error(hook_progress_bar(mode = "fancy"), "`mode` must be \"dynamic\", \"plain\" or NULL, got \"fancy\"", fixed = TRUE)
   expect_error(hook_progress_bar(label = 1), "`label` must be a string")
   expect_error(hook_progress_bar(total = 2.5), "`total` must be a whole number, not 2.5")
   expect_error(hook_progress_bar(writer = 3), "`writer` must be")
@@ -201,7 +202,10 @@ test_that("hook_summary_saver() writes event files", {
   expect_s3_class(hook, "pyhooks.hooks.summary_saver.SummarySaverHook")
   quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
   expect_true(any(grepl("tfevents", list.files(dir))))
-  expect_error(hook_summary_saver(save_steps = 1, output_dir = dir),
+  # without a summary op it saves the estimator's (test-tensorboard.R); both are an error
+  expect_error(hook_summary_saver(save_steps = 1, output_dir = dir,
+                                  scaffold = tf$compat$v1$train$Scaffold(),
+                                  summary_op = tf$constant("x")),
                "Exactly one of scaffold or summary_op must be provided")
 })
 

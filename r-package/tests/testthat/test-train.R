@@ -122,7 +122,7 @@ test_that("bad arguments to train() are R errors with clear messages", {
                class = "pyhooks_error_argument")
   expect_error(train(model, input, steps = -1), "`steps` must be positive, got -1",
                class = "pyhooks_python_error")
-  expect_error(train(model, input, steps = "two"), "`steps` must be a whole number, got 'two'")
+  expect_error(train(model, input, steps = "two"), "`steps` must be a whole number, got \"two\" (character)", fixed = TRUE)
   # what reticulate would turn into other values (NA and TRUE: True; NaN) is refused in R
   expect_error(train(model, input, steps = NA), "`steps` must be a whole number, not NA",
                class = "pyhooks_error_argument")

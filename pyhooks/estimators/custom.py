@@ -1,0 +1,447 @@
+"""Custom estimators: a ``model_fn`` builds the model, as ``tf.estimator.Estimator(model_fn)`` did.
+
+``estimator(model_fn)`` trains, evaluates and predicts with the same input
+pipeline, sessions, checkpoints and hooks as the canned estimators. Its
+``model_fn(features, labels, mode, params, config)`` is called once per mode
+and kind of input (the graph is kept for later calls) and returns an
+:func:`estimator_spec`:
+
+* ``features``: a dict ``{column name: tensor}`` (a :class:`Features`): one
+  tensor per feature of the :func:`input_fn`, of the column's type (numbers
+  are ``float64`` or ``int64``, strings ``string``). Where a tensor is
+  expected (``tf.compat.v1.layers.dense(features, 10)``, R's
+  ``tf$layers$dense(features, 10L)``), it stands for the matrix of all its
+  numeric columns (``float64``, in the input's column order), as tfestimators
+  gave custom estimators. :func:`input_layer` turns it into the dense input of
+  feature columns.
+* ``labels``: the response (one column: shape ``[batch]``; several:
+  ``[batch, k]``), or None when the input has no response.
+* ``mode``: ``"train"``, ``"eval"`` or ``"infer"`` (:class:`ModeKeys`).
+* ``params``: the estimator's ``params``; ``config``: its :func:`run_config`.
+  Each is passed only if ``model_fn`` takes an argument of that name.
+
+Training requires ``loss`` and a ``train_op`` that increments the global step
+(``optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())``);
+evaluation ``loss`` (its mean over batches is the metric ``loss``) and
+optionally ``eval_metric_ops`` (``{name: (value, update_op)}``, e.g.
+``tf.compat.v1.metrics.accuracy(...)``); prediction ``predictions`` (a tensor
+or a dict of tensors whose first dimension is the batch).
+
+Example:
+    >>> def model_fn(features, labels, mode, params):
+    ...     v1 = tf.compat.v1
+    ...     out = tf.reshape(layers.dense(features, 1), [-1])
+    ...     if mode == ModeKeys.PREDICT:
+    ...         return estimator_spec(mode, predictions={"mpg": out})
+    ...     loss = v1.losses.mean_squared_error(labels, out)
+    ...     opt = v1.train.GradientDescentOptimizer(params["learning_rate"])
+    ...     train_op = opt.minimize(loss, global_step=v1.train.get_global_step())
+    ...     return estimator_spec(mode, predictions={"mpg": out}, loss=loss, train_op=train_op)
+    >>> model = estimator(model_fn, params={"learning_rate": 0.01})
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from pyhooks.estimators._quiet import import_tensorflow
+from pyhooks.estimators.estimator import (
+    _LABEL,
+    EVAL,
+    PREDICT,
+    TRAIN,
+    TRAINING_LOSS_COLLECTION,
+    Estimator,
+    _Builder,
+)
+from pyhooks.estimators.config import RunConfig, run_config
+from pyhooks.estimators.feature_columns import FLOAT, INT, STR, FeatureColumn
+from pyhooks.estimators.inputs import InputFn
+from pyhooks.hook import SessionRunHook, check_hooks
+
+__all__ = ["CustomEstimator", "EstimatorSpec", "Features", "ModeKeys", "RunConfig", "estimator",
+           "estimator_spec", "input_layer", "mode_keys", "run_config"]
+
+
+class ModeKeys:
+    """The ``mode`` a ``model_fn`` is called with (tf.estimator's values)."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+_MODE_KEY = {TRAIN: ModeKeys.TRAIN, EVAL: ModeKeys.EVAL, PREDICT: ModeKeys.PREDICT}
+
+
+def mode_keys():
+    """``{"TRAIN": "train", "EVAL": "eval", "PREDICT": "infer"}``, R's ``mode_keys()``."""
+    return {"TRAIN": ModeKeys.TRAIN, "EVAL": ModeKeys.EVAL, "PREDICT": ModeKeys.PREDICT}
+
+
+# --------------------------------------------------------------------------- estimator_spec
+class EstimatorSpec:
+    """What a ``model_fn`` returns (see :func:`estimator_spec`)."""
+
+    __slots__ = ("mode", "predictions", "loss", "train_op", "eval_metric_ops", "training_hooks",
+                 "evaluation_hooks", "prediction_hooks")
+
+    def __init__(self, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None,
+                 training_hooks=None, evaluation_hooks=None, prediction_hooks=None):
+        if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
+            raise ValueError(f"`mode` must be 'train', 'eval' or 'infer' (mode_keys()), got "
+                             f"{mode!r}.")
+        self.mode = mode
+        self.predictions = predictions
+        self.loss = loss
+        self.train_op = train_op
+        if eval_metric_ops is not None and not isinstance(eval_metric_ops, dict):
+            raise TypeError("`eval_metric_ops` must be a dict {name: (value, update_op)}, got "
+                            f"{eval_metric_ops!r}.")
+        self.eval_metric_ops = dict(eval_metric_ops or {})
+        for name, pair in self.eval_metric_ops.items():
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise TypeError(f"`eval_metric_ops` {name!r} must be a (value, update_op) pair "
+                                f"such as tf.compat.v1.metrics.mean() returns, got {pair!r}.")
+        self.training_hooks = check_hooks(training_hooks, "training_hooks")
+        self.evaluation_hooks = check_hooks(evaluation_hooks, "evaluation_hooks")
+        self.prediction_hooks = check_hooks(prediction_hooks, "prediction_hooks")
+
+    def __repr__(self):
+        return f"EstimatorSpec(mode={self.mode!r}, loss={self.loss!r}, train_op={self.train_op!r})"
+
+
+def estimator_spec(mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None,
+                   training_hooks=None, evaluation_hooks=None, prediction_hooks=None):
+    """What a ``model_fn`` returns: the tensors of its mode.
+
+    Args:
+        mode: the ``mode`` the ``model_fn`` was called with.
+        predictions: a tensor or a dict of tensors (first dimension: the batch);
+            required for ``"infer"``.
+        loss: a scalar tensor; required for ``"train"`` and ``"eval"``.
+        train_op: the training op; required for ``"train"``. It must increment the
+            global step (``minimize(loss, global_step=tf.compat.v1.train.get_global_step())``).
+        eval_metric_ops: ``{name: (value, update_op)}``, e.g. from ``tf.compat.v1.metrics``.
+        training_hooks, evaluation_hooks, prediction_hooks: hooks added to the
+            loops of ``train()``, ``evaluate()`` and ``predict()``.
+
+    Returns:
+        an :class:`EstimatorSpec`.
+    """
+    return EstimatorSpec(mode, predictions, loss, train_op, eval_metric_ops, training_hooks,
+                         evaluation_hooks, prediction_hooks)
+
+
+# --------------------------------------------------------------------------- features
+class Features(dict):
+    """A ``model_fn``'s features: ``{column name: tensor}``; as a tensor, their numeric matrix."""
+
+    __slots__ = ("_matrix",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._matrix = None
+
+    @property
+    def matrix(self):
+        """``float64 [batch, n]``: the numeric features side by side (made on first use)."""
+        if self._matrix is None:
+            tf = import_tensorflow()
+            parts = []
+            for name, tensor in self.items():
+                if tensor.dtype == tf.string:
+                    raise TypeError(
+                        f"The features hold strings (column {name!r}): they make no numeric "
+                        "matrix. Use features[name] (R: features$name) or input_layer() with "
+                        "feature columns.")
+                value = tf.cast(tensor, tf.float64)
+                parts.append(tf.reshape(value, [-1, int(np.prod(tensor.shape[1:]))]))
+            self._matrix = parts[0] if len(parts) == 1 else tf.concat(parts, axis=1,
+                                                                       name="features")
+        return self._matrix
+
+
+_REGISTERED = []
+
+
+def _register_features_conversion(tf):
+    """Lets TensorFlow read :class:`Features` as its matrix (once per process)."""
+    if _REGISTERED:
+        return
+
+    def convert(value, dtype=None, name=None, as_ref=False):
+        matrix = value.matrix
+        if dtype is not None and dtype != matrix.dtype:
+            matrix = tf.cast(matrix, dtype)
+        return matrix
+
+    tf.register_tensor_conversion_function(Features, convert)
+    _REGISTERED.append(True)
+
+
+class _FeatureBuilder(_Builder):
+    """Feature columns on a ``model_fn``'s features: raw tensors cast to what a column needs."""
+
+    def __init__(self, tf, features):
+        super().__init__(tf, {})
+        self._features = features
+
+    def raw(self, key, kind):
+        tf = self.tf
+        if key not in self._features:
+            raise ValueError(f"input_layer(): no feature {key!r}; the features are: "
+                             f"{', '.join(self._features)}.")
+        tensor = self._features[key]
+        if kind == FLOAT:
+            return tf.cast(tensor, tf.float32)
+        if kind == INT:
+            return tf.cast(tensor, tf.int64)
+        if kind == STR:
+            if tensor.dtype != tf.string:
+                raise TypeError(f"input_layer(): feature {key!r} must hold strings for its "
+                                f"vocabulary, got {tensor.dtype.name}.")
+            return tensor
+        return self.raw_as_string(key)
+
+    def raw_as_string(self, key):
+        tf = self.tf
+        tensor = self._features[key]
+        if tensor.dtype == tf.string:
+            return tensor
+        if tensor.dtype.is_floating:
+            tensor = tf.cast(tensor, tf.int64)
+        return tf.strings.as_string(tensor)
+
+
+def input_layer(features, feature_columns):
+    """The dense ``float32 [batch, d]`` input of ``feature_columns`` for a ``model_fn``'s features.
+
+    Args:
+        features: the ``features`` a ``model_fn`` gets (a dict of tensors).
+        feature_columns: dense feature columns (numeric, bucketized, indicator,
+            embedding), e.g. from :func:`feature_columns`.
+
+    Returns:
+        a tensor, the columns' values side by side (in name order, as TensorFlow).
+    """
+    from pyhooks.estimators.models import check_columns
+
+    tf = import_tensorflow()
+    if not isinstance(features, dict):
+        raise TypeError(f"`features` must be the dict of tensors a model_fn gets, got "
+                        f"{features!r}.")
+    if isinstance(feature_columns, FeatureColumn):
+        feature_columns = [feature_columns]
+    columns = check_columns(list(feature_columns or []), True, "input_layer()")
+    builder = _FeatureBuilder(tf, features)
+    with tf.compat.v1.variable_scope(None, default_name="input_layer"):
+        parts = [builder.dense(column) for column in columns]
+    return parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
+
+
+# --------------------------------------------------------------------------- the estimator
+class _GlobalStepMustAdvance(SessionRunHook):
+    """Fails a ``train()`` whose ``train_op`` leaves the global step as it was (it would never end)."""
+
+    def __init__(self, read):
+        self._read = read
+        self._start = None
+
+    def after_create_session(self, session, coord):
+        self._start = int(session.run(self._read))
+
+    def after_run(self, run_context, run_values):
+        if self._start is None:
+            return
+        step = int(run_context.session.run(self._read))
+        start, self._start = self._start, None
+        if step == start:
+            raise ValueError(
+                "The model_fn's train_op did not increment the global step, so training "
+                "would never end: build it as optimizer.minimize(loss, global_step="
+                "tf.compat.v1.train.get_global_step()) (R: optimizer$minimize(loss, "
+                "global_step = tf$train$get_global_step())).")
+
+
+def _kind(array):
+    kind = array.dtype.kind
+    if kind == "f":
+        return "float64"
+    if kind in "iu":
+        return "int64"
+    if kind == "b":
+        return "bool"
+    return "string"
+
+
+def _as_kind(array, kind):
+    if kind == "string":
+        return array.astype(str)
+    return array.astype(kind)
+
+
+class CustomEstimator(Estimator):
+    """An estimator whose model is built by a ``model_fn`` (see :func:`estimator`)."""
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None):
+        if not callable(model_fn):
+            raise TypeError(f"`model_fn` must be a function, got {model_fn!r}.")
+        if config is not None and not isinstance(config, RunConfig):
+            raise TypeError(f"`config` must be made by run_config(), got {config!r}.")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"`params` must be a dict (R: a named list), got {params!r}.")
+        super().__init__(None, None, model_dir, None, None, None, None, "estimator",
+                         config=config)
+        self.params = dict(params or {})
+        self._model_fn = model_fn
+        self._model_fn_args = _accepted_args(model_fn)
+
+    def __repr__(self):
+        return f"<pyhooks estimator (custom model_fn): model_dir={self.model_dir!r}>"
+
+    def _signature(self, mode, feeds):
+        return tuple((name, _kind(array), tuple(array.shape[1:])) for name, array in feeds.items())
+
+    def _feeds(self, input_fn, mode):
+        if not isinstance(input_fn, InputFn):
+            raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
+                            f"({type(input_fn).__name__}).")
+        cache = self._prepared.get(input_fn)
+        if cache is None:
+            cache = self._prepared[input_fn] = {}
+        labelled = mode != PREDICT
+        found = cache.get(labelled)
+        if found is not None:
+            return found
+        if labelled and not input_fn.response:
+            raise ValueError(f"{'train' if mode == TRAIN else 'evaluate'}() needs labels: "
+                             "give `response` to input_fn().")
+        columns = input_fn.columns
+        feeds = {name: _as_kind(columns[name], _kind(columns[name]))
+                 for name in input_fn.features}
+        if input_fn.response:  # predict() too: a model_fn may read labels in every mode
+            arrays = [columns[name] for name in input_fn.response]
+            kinds = {_kind(a) for a in arrays}
+            if len(kinds) > 1:
+                raise TypeError(f"The response columns {input_fn.response} must be of one type, "
+                                f"got {sorted(kinds)}.")
+            kind = kinds.pop()
+            labels = arrays[0] if len(arrays) == 1 else np.stack(arrays, axis=1)
+            feeds[_LABEL] = _as_kind(labels, kind)
+        cache[labelled] = feeds
+        return feeds
+
+    def _call_model_fn(self, features, labels, mode):
+        kwargs = {}
+        if "params" in self._model_fn_args:
+            kwargs["params"] = self.params
+        if "config" in self._model_fn_args:
+            kwargs["config"] = self.config
+        spec = self._model_fn(features, labels, mode, **kwargs)
+        if not isinstance(spec, EstimatorSpec):
+            raise TypeError(f"model_fn must return estimator_spec(...), got {spec!r} "
+                            f"({type(spec).__name__}) for mode {mode!r}.")
+        return spec
+
+    def _build_model_fn(self, state, tf, mode, batch):
+        """Calls the model_fn on the input's tensors and keeps what the loops of ``mode`` run."""
+        v1 = tf.compat.v1
+        _register_features_conversion(tf)
+        features = Features((name, tensor) for name, tensor in batch.items() if name != _LABEL)
+        labels = batch.get(_LABEL)
+        key = _MODE_KEY[mode]
+        spec = self._call_model_fn(features, labels, key)
+        state.model_variables = v1.global_variables()
+        graph = tf.compat.v1.get_default_graph()
+
+        def tensor(value, what):
+            try:
+                return graph.as_graph_element(value, allow_tensor=True, allow_operation=False)
+            except (TypeError, ValueError) as error:
+                raise TypeError(f"estimator_spec(): `{what}` must be a tensor of the model_fn's "
+                                f"graph, got {value!r}.") from error
+
+        if mode == PREDICT:
+            predictions = spec.predictions
+            if predictions is None:
+                raise ValueError("For mode 'infer', the model_fn's estimator_spec() needs "
+                                 "`predictions`.")
+            if not isinstance(predictions, dict):
+                predictions = {"predictions": predictions}
+            state.predictions = {str(k): tensor(v, f"predictions${k}")
+                                 for k, v in predictions.items()}
+            state.spec_hooks = spec.prediction_hooks
+            return
+        if spec.loss is None:
+            raise ValueError(f"For mode {key!r}, the model_fn's estimator_spec() needs `loss`.")
+        loss = tensor(spec.loss, "loss")
+        if loss.shape.rank not in (0, None) and loss.shape.num_elements() != 1:
+            raise ValueError(f"estimator_spec(): `loss` must be a scalar, got shape {loss.shape}.")
+        loss = tf.reshape(loss, [])
+        if not v1.get_collection(v1.GraphKeys.LOSSES):
+            v1.add_to_collection(v1.GraphKeys.LOSSES, loss)
+        v1.add_to_collection(TRAINING_LOSS_COLLECTION, loss)
+        state.training_loss = loss
+        if mode == TRAIN:
+            if spec.train_op is None:
+                raise ValueError("For mode 'train', the model_fn's estimator_spec() needs "
+                                 "`train_op`.")
+            try:
+                train_op = graph.as_graph_element(spec.train_op, allow_tensor=True,
+                                                  allow_operation=True)
+            except (TypeError, ValueError) as error:
+                raise TypeError("estimator_spec(): `train_op` must be an op of the model_fn's "
+                                f"graph, got {spec.train_op!r}.") from error
+            state.train_op = train_op
+            v1.add_to_collection(v1.GraphKeys.TRAIN_OP, train_op)
+            state.fetches = [train_op]
+            state.spec_hooks = [*spec.training_hooks, _GlobalStepMustAdvance(state.global_step_read)]
+            return
+        with v1.variable_scope("metrics"):
+            metrics = {"loss": v1.metrics.mean(loss)}
+        for name, (value, update) in spec.eval_metric_ops.items():
+            metrics[str(name)] = (tensor(value, f"eval_metric_ops${name}"), update)
+        state.metric_values = {name: value for name, (value, _) in metrics.items()}
+        state.metric_update = tf.group(*[update for _, update in metrics.values()])
+        state.metric_reset = v1.variables_initializer(
+            v1.get_collection(v1.GraphKeys.METRIC_VARIABLES) +
+            v1.get_collection(v1.GraphKeys.LOCAL_VARIABLES))
+        state.fetches = [state.metric_update]
+        state.spec_hooks = spec.evaluation_hooks
+
+    def _available_keys(self, state):
+        return tuple(state.predictions)
+
+    def _finish_predictions(self, merged):
+        return merged
+
+
+def _accepted_args(fn):
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {"params", "config"}
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return {"params", "config"}
+    return {p.name for p in parameters}
+
+
+def estimator(model_fn, model_dir=None, config=None, params=None):
+    """A custom estimator: ``model_fn`` builds the model (see this module's docstring).
+
+    Args:
+        model_fn: ``function(features, labels, mode, params, config)`` returning an
+            :func:`estimator_spec` (``params`` and ``config`` are optional arguments).
+        model_dir: where checkpoints go; ``config.model_dir`` or a new temporary
+            directory if None.
+        config: a :func:`run_config`, or None.
+        params: a dict of hyperparameters passed to ``model_fn``.
+
+    Returns:
+        a :class:`CustomEstimator`, trained, evaluated and used for predictions as
+        the canned estimators.
+    """
+    return CustomEstimator(model_fn, model_dir, config, params)

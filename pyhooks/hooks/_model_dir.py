@@ -1,0 +1,255 @@
+"""A model directory's checkpoints read strictly, its leftovers removed, its trainer locked.
+
+* :func:`latest_checkpoint` reads the ``checkpoint`` index as TensorFlow's
+  ``tf.train.latest_checkpoint`` does, but a garbage index, an index naming
+  missing files, or checkpoint files without an index raise
+  :class:`CheckpointError` instead of meaning "no checkpoint" (a silent
+  restart from step 0).
+* :func:`recover_saver` gives a ``Saver`` the checkpoints already on disk, so
+  that ``max_to_keep`` counts them (TensorFlow's ``recover_last_checkpoints``).
+* :func:`remove_partial_saves` deletes what an interrupted save leaves behind.
+* :class:`TrainingLock`: one trainer per directory. An advisory ``flock`` on
+  ``<dir>/.pyhooks-train.lock``, released by the kernel when the process
+  ends however it ends (kill -9 included), so a crashed trainer never leaves
+  the directory locked. The file records who holds it, for the message.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import glob
+import os
+import re
+import shutil
+import socket
+
+from pyhooks.errors import PyhooksError
+
+__all__ = ["CheckpointError", "DiskWriteError", "ModelDirLockedError", "TrainingLock",
+           "checkpoint_files_error", "disk_error", "latest_checkpoint", "recover_saver",
+           "remove_partial_saves"]
+
+LOCK_NAME = ".pyhooks-train.lock"
+# What interrupted saves leave: TensorFlow's bundle writer (`<file>.tempstate<n>`), a
+# sharded save's `<prefix>_temp/` directory, atomic writes (`<file>.tmp<32 hex>`, as
+# `graph.pbtxt` is written) and pyhooks' own atomic index (`.checkpoint.<x>.tmp`).
+_PARTIAL_FILE = re.compile(r".*\.tempstate\d+$|.*\.tmp[0-9a-f]{32}$|^\.checkpoint\..*\.tmp$")
+_PARTIAL_DIR = re.compile(r".*_temp(_[0-9a-f]{32})?$")
+
+
+class CheckpointError(PyhooksError, ValueError):
+    """A model directory's checkpoints cannot be read (damaged, missing or garbage files)."""
+
+
+class DiskWriteError(PyhooksError, OSError):
+    """A file could not be written: the disk is full, read-only, or a size limit was reached."""
+
+
+# The causes told apart, as the C library spells them (TensorFlow puts them in its messages).
+_DISK_CAUSES = {errno_: os.strerror(errno_) for errno_ in (
+    errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EIO, errno.EPERM)}
+_HINTS = {errno.ENOSPC: "the disk is full", errno.EFBIG: "a file size limit was reached",
+          errno.EDQUOT: "the disk quota is used up", errno.EROFS: "the disk is read-only"}
+
+
+def disk_error(what, path, error):
+    """A one-line :class:`DiskWriteError` for ``error`` while writing ``what`` to ``path``.
+
+    Returns None unless ``error`` (an ``OSError`` or a TensorFlow error) is
+    about the disk (full, read-only, no permission, a size limit, I/O).
+    """
+    code = getattr(error, "errno", None) if isinstance(error, OSError) else None
+    if code not in _DISK_CAUSES:
+        text = str(error)
+        code = next((c for c, cause in _DISK_CAUSES.items() if cause in text), None)
+        if code is None:
+            return None
+    hint = f" ({_HINTS[code]})" if code in _HINTS else ""
+    found = DiskWriteError(f"Could not write {what} to {path!r}: {_DISK_CAUSES[code]}{hint}.")
+    found.errno = code  # str() stays the message alone: path and cause first
+    return found
+
+
+class ModelDirLockedError(PyhooksError, RuntimeError):
+    """Another training loop (another process, or an unfinished one here) holds the directory."""
+
+
+def _shown(model_dir):
+    return f"model_dir {model_dir!r}"
+
+
+def latest_checkpoint(model_dir):
+    """The path of the newest checkpoint of ``model_dir``, or None if it has none.
+
+    Raises:
+        CheckpointError: the ``checkpoint`` file is not an index, names a
+            checkpoint whose files are missing, or is missing while
+            checkpoint files are there.
+    """
+    from google.protobuf import text_format
+    from tensorflow.python.training import checkpoint_state_pb2
+
+    index = os.path.join(model_dir, "checkpoint")
+    try:
+        with open(index, encoding="utf-8", errors="replace") as stream:
+            text = stream.read()
+    except FileNotFoundError:
+        orphans = sorted(glob.glob(os.path.join(glob.escape(model_dir), "*.index")))
+        if orphans:
+            raise CheckpointError(
+                f"{_shown(model_dir)} holds checkpoint files ({os.path.basename(orphans[-1])}) "
+                "but no `checkpoint` index file naming them; restore the index or move the "
+                "files away to start from step 0.") from None
+        return None
+    except IsADirectoryError:
+        raise CheckpointError(f"{_shown(model_dir)}: `checkpoint` is a directory, not the "
+                              "checkpoint index file.") from None
+    state = checkpoint_state_pb2.CheckpointState()
+    try:
+        text_format.Merge(text, state)
+    except text_format.ParseError as error:
+        raise CheckpointError(
+            f"{_shown(model_dir)}: its `checkpoint` index file is not a checkpoint index "
+            f"({error}); delete or repair it to go on.") from None
+    if not state.model_checkpoint_path:
+        raise CheckpointError(f"{_shown(model_dir)}: its `checkpoint` index file names no "
+                              "checkpoint (empty or damaged); delete or repair it to go on.")
+    path = state.model_checkpoint_path
+    if not os.path.isabs(path):
+        path = os.path.join(model_dir, path)
+    moved = os.path.join(model_dir, os.path.basename(path))
+    if not os.path.exists(path + ".index") and os.path.exists(moved + ".index"):
+        path = moved  # an absolute path of the directory before it was moved or copied
+    if not os.path.exists(path + ".index"):
+        raise CheckpointError(
+            f"{_shown(model_dir)}: its `checkpoint` index file names "
+            f"{os.path.basename(path)}, whose file {os.path.basename(path)}.index is missing; "
+            "repair the index (or delete it to start from step 0).")
+    return path
+
+
+def checkpoint_files_error(model_dir, path, error):
+    """A short :class:`CheckpointError` for a checkpoint ``path`` that could not be restored.
+
+    Returns None when its files read back whole (then ``error`` is about the
+    model, not the files).
+    """
+    import tensorflow as tf
+
+    name = os.path.basename(path)
+    first = type(error).__name__
+    try:
+        reader = tf.compat.v1.train.NewCheckpointReader(path)
+    except Exception as read_error:  # noqa: BLE001 - any failure to read is the answer
+        detail = (str(read_error).strip().splitlines() or [""])[0]
+        return CheckpointError(f"{_shown(model_dir)}: checkpoint file {name}.index is damaged "
+                               f"(truncated or corrupt: {detail}).")
+    try:
+        for variable in reader.get_variable_to_shape_map():
+            reader.get_tensor(variable)
+    except Exception as read_error:  # noqa: BLE001
+        detail = (str(read_error).strip().splitlines() or [first])[0]
+        data = sorted(glob.glob(glob.escape(path) + ".data-*")) or [path + ".data-*"]
+        return CheckpointError(f"{_shown(model_dir)}: checkpoint file "
+                               f"{os.path.basename(data[0])} is damaged (truncated or corrupt: "
+                               f"{detail}).")
+    return None
+
+
+def recover_saver(saver, model_dir):
+    """Tells ``saver`` (a ``tf.compat.v1.train.Saver``) the checkpoints ``model_dir`` lists.
+
+    Without this a new process's saver deletes only what it saved itself, and
+    ``max_to_keep`` does not hold across restarts. Other savers: nothing.
+    """
+    if not hasattr(saver, "recover_last_checkpoints") or saver.last_checkpoints:
+        return
+    import tensorflow as tf
+
+    state = tf.train.get_checkpoint_state(model_dir)
+    if state is None:
+        return
+    paths = [p if os.path.isabs(p) else os.path.join(model_dir, p)
+             for p in state.all_model_checkpoint_paths]
+    saver.recover_last_checkpoints(paths)
+
+
+def remove_partial_saves(model_dir):
+    """Deletes the leftovers of interrupted saves in ``model_dir``; returns their names.
+
+    Call it only while holding the directory's :class:`TrainingLock`: another
+    trainer's save in progress looks the same.
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(model_dir))
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False) and _PARTIAL_DIR.fullmatch(entry.name):
+                if all(n.startswith("part-") for n in os.listdir(entry.path)):
+                    shutil.rmtree(entry.path)
+                    removed.append(entry.name)
+            elif entry.is_file(follow_symlinks=False) and _PARTIAL_FILE.fullmatch(entry.name):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue  # gone meanwhile, or not ours to delete: left alone
+    return removed
+
+
+class TrainingLock:
+    """An exclusive lock on a model directory for one training loop.
+
+    ``acquire()`` raises :class:`ModelDirLockedError` naming the holder when
+    another open file (another process, or another training loop of this
+    process) holds it. ``release()`` (or the end of the process) frees it.
+    """
+
+    def __init__(self, model_dir):
+        self.model_dir = model_dir
+        self.path = os.path.join(model_dir, LOCK_NAME)
+        self._fd = None
+
+    def acquire(self):
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            found = disk_error("the training lock", self.path, error)
+            if found is None:
+                raise
+            raise found from error
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
+            finally:
+                os.close(fd)
+            raise ModelDirLockedError(
+                f"{_shown(self.model_dir)} is being trained by another process or loop "
+                f"({holder}); two trainers would overwrite each other's checkpoints. Wait "
+                "for it to finish, or use another model_dir.") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        except OSError:
+            pass  # a full disk: the lock holds anyway, the message says "unknown"
+        self._fd = fd
+        return self
+
+    def release(self):
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the last descriptor frees the flock
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()

@@ -1,0 +1,238 @@
+# Custom estimators: estimator(), estimator_spec(), mode_keys(), input_layer(), tf.
+
+new_model_dir <- function() {
+  dir <- tempfile("pyhooks-model-")
+  dir.create(dir)
+  normalizePath(dir)
+}
+
+# tfestimators' abalone model function (examples/custom_estimator.R), written
+# again: two hidden layers, a reshaped output, mean squared error, an rmse
+# metric and gradient descent, in every mode (no branch on `mode`).
+abalone_like_model_fn <- function(features, labels, mode, params, config) {
+  first <- tf$layers$dense(features, 10L, activation = tf$nn$relu)
+  second <- tf$layers$dense(first, 10L, activation = tf$nn$relu)
+  output <- tf$layers$dense(second, 1L)
+  predictions <- tf$reshape(output, list(-1L))
+  loss <- tf$losses$mean_squared_error(labels, predictions)
+  eval_metric_ops <- list(rmse = tf$metrics$root_mean_squared_error(
+    tf$cast(labels, tf$float64), predictions
+  ))
+  optimizer <- tf$train$GradientDescentOptimizer(learning_rate = params$learning_rate)
+  train_op <- optimizer$minimize(loss = loss, global_step = tf$train$get_global_step())
+  estimator_spec(mode = mode, predictions = list(ages = predictions), loss = loss,
+                 train_op = train_op, eval_metric_ops = eval_metric_ops)
+}
+
+test_that("a model_fn written as in tfestimators' docs trains, evaluates and predicts", {
+  skip_if_no_pyhooks()
+  dir <- new_model_dir()
+  model <- estimator(abalone_like_model_fn, model_dir = dir, params = list(learning_rate = 0.002))
+  expect_s3_class(model, "pyhooks_estimator")
+  input <- input_fn(mtcars, features = -mpg, response = mpg, batch_size = 8, epochs = 5)
+  history <- quiet_train(model, input, steps = NULL)
+  expect_identical(history$steps[[nrow(history)]], 20L)
+  metrics <- evaluate(model, input_fn(mtcars, features = -mpg, response = mpg))
+  expect_named(metrics, c("loss", "rmse", "global_step"))
+  expect_identical(metrics$global_step, 20L)
+  predictions <- predict(model, input_fn(mtcars, features = -mpg, response = mpg))
+  expect_named(predictions, "ages")
+  expect_identical(nrow(predictions), 32L)
+  # the metric agrees with the predictions of the checkpoint
+  expect_equal(sqrt(mean((predictions$ages - mtcars$mpg)^2)), metrics$rmse, tolerance = 1e-4)
+  expect_true(any(grepl("^dense_2/kernel$", variable_names(model))))
+  expect_identical(model_dir(model), normalizePath(dir))
+})
+
+test_that("features are a named list of tensors, and the matrix of them for TensorFlow", {
+  skip_if_no_pyhooks()
+  seen <- new.env()
+  model_fn <- function(features, labels, mode) {
+    seen$names <- names(features)
+    seen$mode <- mode
+    seen$labels <- labels
+    seen$drat <- features$drat$dtype$name
+    total <- tf$reduce_sum(features, axis = 1L)
+    estimator_spec(mode, predictions = list(total = total, drat = features$drat))
+  }
+  model <- estimator(model_fn)
+  predictions <- predict(model, input_fn(mtcars, features = c("cyl", "drat")))
+  expect_identical(seen$names, c("cyl", "drat"))
+  expect_identical(seen$mode, mode_keys()$PREDICT)
+  expect_null(seen$labels)
+  expect_identical(seen$drat, "float64")
+  expect_equal(predictions$total, mtcars$cyl + mtcars$drat)
+  expect_equal(predictions$drat, mtcars$drat)
+})
+
+test_that("input_layer() gives the dense input of feature columns", {
+  skip_if_no_pyhooks()
+  model_fn <- function(features, labels, mode, params) {
+    net <- input_layer(features, feature_columns(
+      column_indicator(column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 6, 8))),
+      column_numeric("drat")
+    ))
+    estimator_spec(mode, predictions = list(input = net))
+  }
+  predictions <- predict(estimator(model_fn), input_fn(mtcars, c(cyl, drat)))
+  expected <- cbind(outer(mtcars$cyl, c(4, 6, 8), `==`) + 0, mtcars$drat)
+  expect_equal(unname(unclass(predictions$input)), unname(expected), tolerance = 1e-6)
+  expect_error(input_layer(list(), feature_columns(column_numeric("x"))), "features")
+})
+
+test_that("a classifier model_fn branching on mode, as tfestimators' iris example", {
+  skip_if_no_pyhooks()
+  model_fn <- function(features, labels, mode, params, config) {
+    logits <- features %>%
+      tf$layers$dense(10L, activation = tf$nn$relu) %>%
+      tf$layers$dropout(rate = 0.1, training = mode == "train") %>%
+      tf$layers$dense(3L)
+    predicted_classes <- tf$argmax(logits, 1L)
+    if (mode == "infer") {
+      return(estimator_spec(mode = mode, predictions = list(
+        class = predicted_classes, prob = tf$nn$softmax(logits)
+      )))
+    }
+    onehot_labels <- tf$one_hot(labels, 3L, 1L, 0L)
+    loss <- tf$losses$softmax_cross_entropy(onehot_labels, logits)
+    if (mode == "train") {
+      global_step <- tf$train$get_global_step()
+      learning_rate <- tf$train$exponential_decay(
+        learning_rate = 0.1, global_step = global_step, decay_steps = 100L, decay_rate = 0.001)
+      optimizer <- tf$train$AdagradOptimizer(learning_rate = learning_rate)
+      train_op <- optimizer$minimize(loss, global_step = global_step)
+      return(estimator_spec(mode = mode, loss = loss, train_op = train_op))
+    }
+    eval_metric_ops <- list(accuracy = tf$metrics$accuracy(
+      labels = labels, predictions = predicted_classes
+    ))
+    estimator_spec(mode = mode, loss = loss, eval_metric_ops = eval_metric_ops)
+  }
+  inputs <- input_fn(iris, response = "Species",
+                     features = c("Sepal.Length", "Sepal.Width", "Petal.Length", "Petal.Width"),
+                     batch_size = 10)
+  classifier <- estimator(model_fn = model_fn)
+  quiet_train(classifier, inputs, steps = 15)
+  metrics <- evaluate(classifier, inputs)
+  expect_gte(metrics$accuracy, 0)
+  expect_lte(metrics$accuracy, 1)
+  predictions <- predict(classifier, input_fn = inputs)
+  expect_identical(nrow(predictions), 150L)
+  expect_true(all(predictions$class %in% 0:2))
+  expect_equal(rowSums(predictions$prob), rep(1, 150), tolerance = 1e-5)
+  listed <- predict(classifier, input_fn = inputs, simplify = FALSE)
+  expect_length(listed, 150L)  # one list per example, as tfestimators gave
+  expect_identical(listed[[1]]$class, predictions$class[[1]])
+})
+
+test_that("a train_op that leaves the global step alone is an error, not an endless loop", {
+  skip_if_no_pyhooks()
+  model_fn <- function(features, labels, mode) {
+    loss <- tf$losses$mean_squared_error(labels, tf$reshape(tf$layers$dense(features, 1L),
+                                                            list(-1L)))
+    train_op <- tf$train$GradientDescentOptimizer(0.01)$minimize(loss)
+    estimator_spec(mode, loss = loss, train_op = train_op)
+  }
+  input <- input_fn(mtcars, mpg ~ drat, epochs = NULL)
+  expect_error(quiet_train(estimator(model_fn), input, steps = 5), "global step")
+})
+
+test_that("estimator() and estimator_spec() check their arguments", {
+  skip_if_no_pyhooks()
+  expect_error(estimator(), "`model_fn` is absent")
+  expect_error(estimator("f"), "must be an R function")
+  expect_error(estimator(function(features, labels, mode) NULL, params = list(1)), "named list")
+  expect_error(estimator_spec("training"), '"train", "eval" or "infer"', fixed = TRUE)
+  expect_error(estimator_spec("eval", eval_metric_ops = list(1)), "named list")
+  expect_error(predict(estimator(function(features, labels, mode) 1), input_fn(mtcars, "drat")),
+               "estimator_spec")
+  expect_identical(mode_keys(), list(TRAIN = "train", EVAL = "eval", PREDICT = "infer"))
+  failing <- estimator(function(features, labels, mode) stop("no model here"))
+  expect_error(quiet_train(failing, mtcars_input(), steps = 1),
+               "The model function failed \\(mode \"train\"\\): no model here")
+})
+
+test_that("run_config() sets the model directory and seed of estimators", {
+  skip_if_no_pyhooks()
+  dir <- new_model_dir()
+  config <- run_config(model_dir = dir, tf_random_seed = 42)
+  model <- linear_regressor(mtcars_columns(), config = config)
+  expect_identical(model_dir(model), normalizePath(dir))
+  custom <- estimator(abalone_like_model_fn, config = config,
+                      params = list(learning_rate = 0.001))
+  expect_identical(model_dir(custom), normalizePath(dir))
+  expect_error(linear_regressor(mtcars_columns(), config = list()), "run_config")
+  expect_error(run_config(save_summary_steps = -1), "save_summary_steps")
+})
+
+test_that("a convolutional model_fn as tfestimators' layers example, with a logging hook", {
+  skip_if_no_pyhooks()
+  # 8x8 one-channel "images", one column per pixel; the class is whether the
+  # top half is brighter than the bottom half
+  set.seed(2)
+  n <- 64
+  pixels <- matrix(runif(n * 64), n, 64)
+  images <- as.data.frame(pixels)
+  images$label <- as.integer(rowSums(pixels[, 1:32]) > rowSums(pixels[, 33:64]))
+  cnn_model_fn <- function(features, labels, mode, params, config) {
+    input_layer <- tf$reshape(features, c(-1L, 8L, 8L, 1L))
+    conv1 <- tf$layers$conv2d(inputs = input_layer, filters = 4L, kernel_size = c(3L, 3L),
+                              padding = "same", activation = tf$nn$relu)
+    pool1 <- tf$layers$max_pooling2d(inputs = conv1, pool_size = c(2L, 2L), strides = 2L)
+    pool1_flat <- tf$reshape(pool1, c(-1L, 4L * 4L * 4L))
+    dense <- tf$layers$dense(inputs = pool1_flat, units = 16L, activation = tf$nn$relu)
+    dropout <- tf$layers$dropout(inputs = dense, rate = 0.4, training = (mode == "train"))
+    logits <- tf$layers$dense(inputs = dropout, units = 2L)
+    predicted_classes <- tf$argmax(input = logits, axis = 1L, name = "predicted_classes")
+    if (mode == "infer") {
+      return(estimator_spec(mode = mode, predictions = list(
+        classes = predicted_classes,
+        probabilities = tf$nn$softmax(logits, name = "softmax_tensor")
+      )))
+    }
+    onehot_labels <- tf$one_hot(indices = tf$cast(labels, tf$int32), depth = 2L)
+    loss <- tf$losses$softmax_cross_entropy(onehot_labels = onehot_labels, logits = logits)
+    if (mode == "train") {
+      optimizer <- tf$train$GradientDescentOptimizer(learning_rate = 0.001)
+      train_op <- optimizer$minimize(loss = loss, global_step = tf$train$get_global_step())
+      return(estimator_spec(mode = mode, loss = loss, train_op = train_op))
+    }
+    eval_metric_ops <- list(accuracy = tf$metrics$accuracy(
+      labels = labels, predictions = predicted_classes))
+    estimator_spec(mode = mode, loss = loss, eval_metric_ops = eval_metric_ops)
+  }
+  classifier <- estimator(model_fn = cnn_model_fn)
+  input <- input_fn(images, features = -label, response = label, batch_size = 16, epochs = NULL)
+  quiet_train(classifier, input, steps = 4)
+  logged <- character()
+  logging_hook <- hook_logging_tensor(tensors = list(predicted_classes = "predicted_classes"),
+                                      every_n_iter = 2,
+                                      formatter = function(values) {
+                                        logged <<- c(logged, paste(values$predicted_classes,
+                                                                   collapse = ""))
+                                        ""
+                                      })
+  metrics <- suppressMessages(evaluate(classifier, input_fn = input, steps = 4,
+                                       hooks = list(logging_hook)))
+  expect_identical(metrics$global_step, 4L)
+  expect_true("accuracy" %in% names(metrics))
+  expect_length(logged, 2L)
+  expect_match(logged, "^[01]{16}$")
+  expect_error(tf$contrib, "tf.contrib was removed")
+})
+
+test_that("R hooks see a custom estimator's loss in the losses collection", {
+  skip_if_no_pyhooks()
+  seen <- numeric()
+  hook <- session_run_hook(
+    before_run = function(context) {
+      session_run_args(losses = context$session$graph$get_collection("losses"))
+    },
+    after_run = function(context, values) seen <<- c(seen, values$results$losses[[1]])
+  )
+  model <- estimator(abalone_like_model_fn, params = list(learning_rate = 0.001))
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 3,
+                         hooks = list(hook, hook_history_saver(every_n_step = 1)))
+  expect_length(seen, 3L)
+  expect_equal(seen, history$mean_losses, tolerance = 1e-5)
+})

@@ -1,0 +1,57 @@
+# TensorBoard event files written by estimators, read back.
+
+event_values <- function(dir) {
+  reader <- reticulate::py_run_string(paste(
+    "def read_events(d):",
+    "    import glob, tensorflow as tf",
+    "    from tensorflow.core.util import event_pb2",
+    "    out = []",
+    "    for f in sorted(glob.glob(d + '/events.out.tfevents*')):",
+    "        for record in tf.data.TFRecordDataset(f):",
+    "            event = event_pb2.Event.FromString(record.numpy())",
+    "            out += [[event.step, v.tag, v.simple_value] for v in event.summary.value]",
+    "    return out", sep = "\n"), local = TRUE)
+  rows <- reader$read_events(dir)
+  data.frame(step = vapply(rows, function(r) as.numeric(r[[1]]), 1),
+             tag = vapply(rows, function(r) r[[2]], ""),
+             value = vapply(rows, function(r) r[[3]], 1))
+}
+
+test_that("estimators write the loss, global_step/sec and eval metrics for TensorBoard", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns(), config = run_config(save_summary_steps = 2))
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 5,
+                         hooks = list(hook_history_saver(every_n_step = 1)))
+  events <- event_values(model_dir(model))
+  losses <- events[events$tag == "loss", ]
+  expect_identical(losses$step, c(1, 3, 5))
+  # the summary is the training loss of that step, as the history recorded it
+  expect_equal(losses$value, history$total_losses[c(1, 3, 5)], tolerance = 1e-5)
+  expect_identical(events$step[events$tag == "global_step/sec"], c(3, 5))
+  metrics <- evaluate(model, mtcars_input())
+  eval_events <- event_values(file.path(model_dir(model), "eval"))
+  expect_setequal(eval_events$tag, c("average_loss", "label/mean", "loss", "prediction/mean"))
+  expect_equal(eval_events$value[eval_events$tag == "average_loss"], metrics$average_loss,
+               tolerance = 1e-6)
+  expect_true(all(eval_events$step == 5))
+})
+
+test_that("hook_summary_saver() saves the estimator's summaries without a summary op", {
+  skip_if_no_pyhooks()
+  dir <- tempfile("summaries")
+  model <- linear_regressor(mtcars_columns(), config = run_config(save_summary_steps = 0))
+  quiet_train(model, mtcars_input(num_epochs = NULL), steps = 3,
+              hooks = list(hook_summary_saver(save_steps = 1, output_dir = dir)))
+  events <- event_values(dir)
+  expect_identical(events$step[events$tag == "loss"], c(1, 2, 3))
+  expect_length(list.files(model_dir(model), pattern = "^events"), 0L)
+})
+
+test_that("tensorboard() prints the command when it does not start TensorBoard", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  expect_message(command <- tensorboard(model, launch = FALSE), "tensorboard --logdir")
+  expect_identical(command, sprintf("tensorboard --logdir %s --port 6006",
+                                    shQuote(normalizePath(model_dir(model)))))
+  expect_error(tensorboard(tempfile()), "existing directory")
+})

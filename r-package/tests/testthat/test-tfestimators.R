@@ -1,0 +1,255 @@
+# tfestimators' documented R code (its articles and example scripts), written
+# again in our own words, runs with library(pyhooks).
+
+test_that("quantile() boundaries (a named vector) make a bucketized column", {
+  skip_if_no_pyhooks()
+  boundaries <- quantile(mtcars$drat, c(.2, .4, .6, .8))
+  column <- column_bucketized(column_numeric("drat"), boundaries)
+  expect_equal(unlist(column$boundaries), unname(boundaries),
+               tolerance = 1e-12)
+  model <- linear_regressor(feature_columns(column))
+  quiet_train(model, input_fn(mtcars, mpg ~ drat, batch_size = 8), steps = 2)
+  weights <- variable_value(model, "linear/linear_model/drat_bucketized/weights")
+  expect_identical(dim(weights), c(5L, 1L))
+  # other lists of values lose their names too
+  vocab <- c(four = 4, six = 6, eight = 8)
+  expect_no_error(column_categorical_with_vocabulary_list("cyl", vocabulary_list = vocab))
+  expect_no_error(dnn_regressor(hidden_units = c(a = 3, b = 2), mtcars_columns()))
+})
+
+test_that("input_fn() takes formulas, bare names, tidyselect, object= and epochs=", {
+  skip_if_no_pyhooks()
+  same <- function(input, features, response) {
+    expect_identical(unlist(input$features), features)
+    expect_identical(unlist(input$response), response)
+  }
+  same(input_fn(mtcars, features = c(drat, cyl), response = mpg, batch_size = 128, epochs = 3),
+       c("drat", "cyl"), "mpg")
+  same(input_fn(mpg ~ drat + cyl, data = mtcars, batch_size = 128, epochs = 3),
+       c("drat", "cyl"), "mpg")
+  same(input_fn(vs ~ drat + mpg + am, data = mtcars), c("drat", "mpg", "am"), "vs")
+  same(input_fn(mtcars, mpg ~ drat + cyl), c("drat", "cyl"), "mpg")
+  same(input_fn(mtcars, mpg ~ .), setdiff(names(mtcars), "mpg"), "mpg")
+  same(input_fn(mtcars, features = -mpg, response = mpg), setdiff(names(mtcars), "mpg"), "mpg")
+  same(input_fn(mtcars, features = starts_with("d"), response = "mpg"), c("disp", "drat"), "mpg")
+  same(input_fn(mtcars, features = ends_with("t"), response = "mpg"), c("drat", "wt"), "mpg")
+  same(input_fn(mtcars, features = contains("ar"), response = "mpg"), c("gear", "carb"), "mpg")
+  same(input_fn(mtcars, features = one_of(c("hp", "wt")), response = "mpg"), c("hp", "wt"), "mpg")
+  same(input_fn(object = mtcars, features = c("drat", "cyl"), response = "mpg"),
+       c("drat", "cyl"), "mpg")
+  names_held <- c("drat", "cyl")
+  same(input_fn(mtcars, features = names_held, response = "mpg"), names_held, "mpg")
+  expect_identical(input_fn(mtcars, mpg ~ drat, epochs = 3)$num_epochs, 3L)
+  # the input_fn generator of tfestimators' docs
+  mtcars_input_fn <- function(data, ...) {
+    input_fn(data, features = c("drat", "cyl"), response = "mpg", ...)
+  }
+  model <- linear_regressor(feature_columns(column_numeric("drat", "cyl")))
+  quiet_train(model, mtcars_input_fn(mtcars[1:24, ], batch_size = 8), steps = NULL)
+  expect_named(evaluate(model, mtcars_input_fn(mtcars[25:32, ])),
+               c("average_loss", "label/mean", "loss", "prediction/mean", "global_step"))
+  # a matrix with column names
+  m <- matrix(c(1:12), nrow = 4, ncol = 3)
+  colnames(m) <- c("x1", "x2", "y")
+  same(input_fn(m, features = c("x1", "x2"), response = "y"), c("x1", "x2"), "y")
+  expect_error(input_fn(mtcars, features = c(nope, cyl), response = mpg), "must select columns")
+  expect_error(input_fn(mtcars, mpg ~ nope), "\"nope\", which is not a column")
+  expect_error(input_fn(mtcars, mpg ~ drat, response = "mpg"), "not both")
+})
+
+test_that("a factor response is encoded from its levels", {
+  skip_if_no_pyhooks()
+  input <- input_fn(iris, Species ~ ., batch_size = 10)
+  labels <- unlist(input$columns$Species$tolist())
+  expect_identical(labels, as.integer(iris$Species) - 1L)
+  # tfestimators' iris example: a dnn_classifier without label_vocabulary
+  classifier <- dnn_classifier(feature_columns = feature_columns(
+    column_numeric(setdiff(names(iris), "Species"))), hidden_units = c(10, 20, 10), n_classes = 3)
+  quiet_train(classifier, input, steps = 5)
+  predictions <- predict(classifier, input_fn = input)
+  expect_true(all(predictions$class_ids %in% 0:2))
+  # with the levels as label_vocabulary, classes are the level names
+  named <- dnn_classifier(feature_columns = feature_columns(column_numeric("Petal.Width")),
+                          hidden_units = 3, n_classes = 3, label_vocabulary = levels(iris$Species))
+  quiet_train(named, input, steps = 2)
+  expect_true(all(predict(named, input)$classes %in% levels(iris$Species)))
+})
+
+test_that("feature columns: several names, duplicates, names= and with_columns()", {
+  skip_if_no_pyhooks()
+  keys <- function(columns) vapply(columns, function(c) c$name, "")
+  expect_identical(keys(feature_columns(column_numeric("drat"), column_numeric("wt"))),
+                   c("drat", "wt"))
+  expect_identical(keys(feature_columns(column_numeric("drat", "wt"))), c("drat", "wt"))
+  expect_identical(keys(feature_columns(column_numeric("drat", "wt"), column_numeric("drat"))),
+                   c("wt", "drat"))
+  expect_identical(keys(feature_columns(names = mtcars, column_numeric(ends_with("t")))),
+                   c("drat", "wt"))
+  expect_identical(keys(with_columns(mtcars, feature_columns(column_numeric(starts_with("d"))))),
+                   c("disp", "drat"))
+  expect_identical(keys(with_columns(mtcars, feature_columns(ends_with("t") ~ column_numeric()))),
+                   c("drat", "wt"))
+  expect_identical(
+    keys(feature_columns(names = names(mtcars), contains("ar") ~ column_numeric(),
+                         column_numeric(hp))),
+    c("gear", "carb", "hp"))
+  expect_error(feature_columns(names = 1, column_numeric("x")), "`names` must be column names")
+})
+
+test_that("vocabulary-file and weighted categorical columns train", {
+  skip_if_no_pyhooks()
+  vocabulary <- tempfile(fileext = ".txt")
+  writeLines(c("4", "6", "8"), vocabulary)
+  cyl <- column_categorical_with_vocabulary_file("cyl", vocabulary_file = vocabulary,
+                                                 dtype = "int64")
+  gear <- column_categorical_weighted(column_categorical_with_identity("gear", num_buckets = 6),
+                                      weight_feature_key = "wt")
+  model <- linear_regressor(feature_columns(cyl, gear))
+  quiet_train(model, input_fn(mtcars, mpg ~ cyl + gear + wt, batch_size = 8), steps = 2)
+  expect_true("linear/linear_model/cyl/weights" %in% variable_names(model))
+  deep <- dnn_regressor(hidden_units = 3, feature_columns(column_indicator(gear),
+                                                          column_indicator(cyl)))
+  expect_no_error(quiet_train(deep, input_fn(mtcars, mpg ~ cyl + gear + wt), steps = 1))
+  expect_error(column_categorical_with_vocabulary_file("cyl", vocabulary_file = "/nonexistent"),
+               "cannot be read")
+})
+
+test_that("wide and deep, as in tfestimators' basics and census example", {
+  skip_if_no_pyhooks()
+  # the basics article
+  input <- input_fn(vs ~ drat + mpg + am, data = mtcars, batch_size = 128, epochs = 3)
+  classifier <- dnn_linear_combined_classifier(
+    linear_feature_columns = feature_columns(column_numeric("mpg")),
+    dnn_feature_columns = feature_columns(column_numeric("drat")),
+    dnn_hidden_units = c(3, 3),
+    dnn_optimizer = "Adagrad"
+  )
+  # 32 rows, 3 epochs in batches of 128: the input ends after one step
+  history <- classifier %>% quiet_train(input, steps = 2)
+  expect_identical(history$steps, 1L)
+  saved_model_dir <- model_dir(classifier)
+  expect_true(dir.exists(saved_model_dir))
+  loaded_model <- dnn_linear_combined_classifier(
+    linear_feature_columns = feature_columns(column_numeric("mpg")),
+    dnn_feature_columns = feature_columns(column_numeric("drat")),
+    dnn_hidden_units = c(3, 3),
+    dnn_optimizer = "Adagrad",
+    model_dir = saved_model_dir
+  )
+  expect_identical(evaluate(loaded_model, input)$global_step, 1L)
+  expect_equal(variable_value(loaded_model, "dnn/logits/bias"),
+               variable_value(classifier, "dnn/logits/bias"))
+
+  # the census example, on made-up rows of the same columns
+  set.seed(1)
+  n <- 64
+  census <- data.frame(
+    age = sample(18:80, n, TRUE), education_num = sample(1:16, n, TRUE),
+    hours_per_week = sample(10:60, n, TRUE),
+    gender = sample(c("Female", "Male"), n, TRUE),
+    education = sample(c("Bachelors", "HS-grad", "Masters"), n, TRUE),
+    occupation = sample(c("Sales", "Tech-support", "Craft-repair"), n, TRUE),
+    income_bracket = sample(c(">50K", "<=50K"), n, TRUE), stringsAsFactors = FALSE
+  )
+  census$label <- ifelse(census$income_bracket == ">50K", 1, 0)
+  gender <- column_categorical_with_vocabulary_list("gender", vocabulary_list = c("Female", "Male"))
+  education <- column_categorical_with_vocabulary_list(
+    "education", vocabulary_list = c("Bachelors", "HS-grad", "Masters"))
+  occupation <- column_categorical_with_hash_bucket("occupation", hash_bucket_size = 1000,
+                                                    dtype = tf$string)
+  age <- column_numeric("age")
+  age_buckets <- column_bucketized(age, boundaries = c(18, 25, 30, 35, 40, 45, 50, 55, 60, 65))
+  crossed_columns <- feature_columns(
+    gender, education, occupation, age_buckets,
+    column_crossed(c("education", "occupation"), hash_bucket_size = 10000),
+    column_crossed(c(age_buckets, "education", "occupation"), hash_bucket_size = 10000)
+  )
+  deep_columns <- feature_columns(
+    column_embedding(education, dimension = 8),
+    column_embedding(occupation, dimension = 8),
+    age, column_numeric("education_num", "hours_per_week")
+  )
+  model <- dnn_linear_combined_classifier(
+    linear_feature_columns = crossed_columns, dnn_feature_columns = deep_columns,
+    dnn_hidden_units = c(100, 50)
+  )
+  constructed_input_fn <- function(dataset) input_fn(dataset, features = -label, response = label)
+  quiet_train(model, constructed_input_fn(census), steps = 2)
+  metrics <- evaluate(model, input_fn = constructed_input_fn(census), steps = 2)
+  expect_identical(metrics$global_step, 1L)  # 64 rows: one batch of the default 128
+  expect_true(all(c("accuracy", "auc") %in% names(metrics)))
+  expect_true(any(startsWith(variable_names(model), "linear/")))
+  expect_true(any(startsWith(variable_names(model), "dnn/")))
+})
+
+test_that("boosted trees say they are gone and what to use instead", {
+  expect_error(boosted_trees_classifier(), class = "pyhooks_unsupported")
+  expect_error(boosted_trees_regressor(feature_columns = list()), "tf.estimator")
+})
+
+test_that("model_dir() & co. read the estimator's checkpoints", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  expect_null(latest_checkpoint(model))
+  expect_error(variable_names(model), "train the model first")
+  quiet_train(model, steps = 3)
+  expect_match(latest_checkpoint(model), "model.ckpt-3$")
+  expect_true(startsWith(latest_checkpoint(model), model_dir(model)))
+  expect_true("global_step" %in% variable_names(model))
+  expect_identical(variable_value(model, "global_step"), 3L)
+  values <- variable_value(model)
+  expect_identical(names(values), variable_names(model))
+  expect_error(model_dir(mtcars), "must be an estimator")
+})
+
+test_that("matrix input and column_numeric(shape =), as tfestimators' MNIST example", {
+  skip_if_no_pyhooks()
+  set.seed(3)
+  n <- 120
+  pixels <- matrix(runif(n * 16), n, 16)
+  digits <- list(x = pixels, y = as.integer(rowSums(pixels[, 1:8]) > rowSums(pixels[, 9:16])))
+  classifier <- linear_classifier(
+    feature_columns = feature_columns(column_numeric("x", shape = 16L)),
+    n_classes = 2L
+  )
+  mnist_input_fn <- function(data, ...) {
+    input_fn(data, response = "y", features = "x", batch_size = 20, ...)
+  }
+  quiet_train(classifier, mnist_input_fn(digits), steps = 6)
+  expect_identical(evaluate(classifier, input_fn = mnist_input_fn(digits), steps = 2)$global_step,
+                   6L)
+  predictions <- predict(classifier, input_fn = mnist_input_fn(digits))
+  expect_identical(nrow(predictions), 120L)
+  classes <- vapply(1:5, function(i) predictions$classes[[i]], character(1))
+  expect_true(all(classes %in% c("0", "1")))
+  weights <- variable_value(classifier, "linear/linear_model/x/weights")
+  expect_identical(dim(weights), c(16L, 1L))
+  expect_error(quiet_train(linear_classifier(feature_columns(column_numeric("x"))),
+                           mnist_input_fn(digits), steps = 1), "holds 16")
+})
+
+test_that("nested lists are sequences, as in tfestimators' input function article", {
+  skip_if_no_pyhooks()
+  input <- input_fn(
+    object = list(
+      inputs = list(list(list(1), list(2), list(3)), list(list(4), list(5), list(6))),
+      output = list(list(1, 2, 3), list(4, 5, 6))
+    ),
+    features = "inputs",
+    response = "output"
+  )
+  seen <- new.env()
+  model_fn <- function(features, labels, mode) {
+    seen$features <- unlist(features$inputs$shape$as_list())
+    seen$labels <- unlist(labels$shape$as_list())
+    estimator_spec(mode, predictions = list(
+      total = tf$reduce_sum(features$inputs, axis = list(1L, 2L)),
+      last = tf$reshape(tf$gather(features$inputs, 2L, axis = 1L), list(-1L))
+    ))
+  }
+  predictions <- predict(estimator(model_fn), input)
+  expect_identical(seen$features, c(3L, 1L))  # [batch, 3 steps, 1 value]
+  expect_identical(seen$labels, 3L)
+  expect_equal(predictions$total, c(6, 15))
+  expect_equal(predictions$last, c(3, 6))
+})

@@ -1,0 +1,97 @@
+"""A training process for tests/test_faults.py to kill, interrupt or starve of disk.
+
+Usage: python fault_worker.py MODE MODEL_DIR [ARG]
+
+Modes:
+  train N       train N steps (checkpoint every 5, history CSV every step) and print
+                "done <step>"; prints "step <n>" after each step and, with
+                PYHOOKS_FAULT_SLOW set, sleeps that many seconds per step.
+  hold          train, and in step 1 print "holding" and wait (at most 120 s) until
+                the file ARG exists.
+  fsize BYTES   train 2 steps, then limit files to BYTES (RLIMIT_FSIZE, SIGXFSZ ignored:
+                writes fail as on a full disk) and train 20 more.
+  gcs           configure GCS credentials for a session, print the credentials file,
+                wait to be killed (at most 120 s).
+"""
+
+import io
+import os
+import resource
+import signal
+import sys
+import time
+
+import pyhooks
+from pyhooks.estimators import column_numeric, feature_columns, input_fn, linear_regressor, \
+    load_mtcars
+
+
+class Announce(pyhooks.SessionRunHook):
+    """Prints each step reached; may sleep or wait for a file."""
+
+    def __init__(self, slow=0.0, hold=None):
+        self.slow, self.hold = slow, hold
+
+    def begin(self):
+        from pyhooks.hooks._common import global_step_read
+
+        self.step = global_step_read("Announce")
+
+    def before_run(self, run_context):
+        return pyhooks.SessionRunArgs(self.step)
+
+    def after_run(self, run_context, run_values):
+        print(f"step {int(run_values.results) + 1}", flush=True)
+        if self.hold:
+            print("holding", flush=True)
+            deadline = time.monotonic() + 120
+            while not os.path.exists(self.hold) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.hold = None
+        if self.slow:
+            time.sleep(self.slow)
+
+
+def model(model_dir):
+    return linear_regressor(feature_columns(column_numeric("drat")), model_dir=model_dir)
+
+
+def hooks(model_dir, **announce):
+    return [pyhooks.ProgressBarHook(writer=io.StringIO()),
+            pyhooks.CheckpointSaverHook(model_dir, save_steps=5, save_graph_def=False),
+            pyhooks.HistorySaverHook(every_n_step=1, path=os.path.join(model_dir, "history.csv")),
+            Announce(**announce)]
+
+
+def main(mode, model_dir, arg=None):
+    data = input_fn(load_mtcars(), features=["drat"], response="mpg", batch_size=8,
+                    num_epochs=None)
+    if mode == "train":
+        slow = float(os.environ.get("PYHOOKS_FAULT_SLOW", "0"))
+        estimator = model(model_dir)
+        estimator.train(data, steps=int(arg), hooks=hooks(model_dir, slow=slow))
+        print(f"done {estimator.evaluate(data, steps=1)['global_step']}", flush=True)
+    elif mode == "hold":
+        model(model_dir).train(data, steps=3, hooks=hooks(model_dir, hold=arg))
+    elif mode == "fsize":
+        estimator = model(model_dir)
+        estimator.train(data, steps=2, hooks=[pyhooks.ProgressBarHook(writer=io.StringIO())])
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        limit = int(arg)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        estimator.train(data, steps=20, hooks=hooks(model_dir))
+    elif mode == "gcs":
+        import tensorflow as tf
+
+        hook = pyhooks.ConfigureGcsHook({"type": "service_account", "private_key": "SECRET"})
+        with tf.Graph().as_default():
+            tf.compat.v1.train.get_or_create_global_step()
+            with pyhooks.MonitoredSession(hooks=[hook]):
+                print(hook.credentials_path, flush=True)
+                time.sleep(120)
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

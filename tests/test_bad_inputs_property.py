@@ -1,0 +1,142 @@
+"""Generated bad values for every argument of every public constructor: a clear error.
+
+For each (constructor, argument) a strategy draws only values that argument
+must refuse; the call must raise ``TypeError`` or ``ValueError`` (pyhooks'
+own errors derive from them) whose message names the argument. Accepting
+the value (silence) or any other exception (an obscure failure) fails.
+"""
+
+import atexit
+import math
+import os
+import shutil
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pyhooks
+from pyhooks.estimators import (column_categorical_with_hash_bucket,
+                                column_categorical_with_identity, column_embedding,
+                                column_numeric, dnn_regressor, input_fn, linear_regressor)
+
+OTHER = st.sampled_from([object(), b"1", (1,), {1, 2}, {"a": 1}, [1, 2], [], {}, ["a"],
+                         pytest, lambda: 1])
+TEXT = st.text(max_size=5)
+NAN_INF = st.sampled_from([math.nan, math.inf, -math.inf])
+FRACTION = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12,
+                     max_value=1e12).filter(lambda x: not float(x).is_integer())
+NOT_A_NUMBER = st.one_of(TEXT, st.booleans(), OTHER)
+
+
+def number(integer, allow_zero=False, allow_none=True):
+    """Values a count or period must refuse."""
+    options = [NOT_A_NUMBER, NAN_INF, st.integers(max_value=-1),
+               st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False)]
+    if not allow_zero:
+        options.append(st.sampled_from([0, 0.0]))
+    if integer:
+        options.append(FRACTION)
+    if not allow_none:
+        options.append(st.none())
+    return st.one_of(*options)
+
+
+FLAG = st.one_of(st.integers(), st.floats(), TEXT, st.none(), OTHER)  # not True / False
+PATH = st.one_of(st.integers(), st.floats(), st.booleans(), OTHER.filter(
+    lambda v: not isinstance(v, (str, bytes))))  # not a path
+NAME = st.one_of(st.integers(), st.floats(), st.booleans(), OTHER, st.just(""))
+
+TMP = tempfile.gettempdir()
+EMPTY = tempfile.mkdtemp(prefix="pyhooks_property_cwd_")
+atexit.register(shutil.rmtree, EMPTY, ignore_errors=True)
+COLUMN = column_numeric("x")
+
+# (constructor, base keyword arguments, argument, strategy of bad values)
+CASES = [
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "checkpoint_dir", PATH),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP}, "save_steps", number(True)),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP}, "save_secs", number(False)),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1},
+     "checkpoint_basename", NAME),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "save_graph_def", FLAG),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "save_on_error", FLAG),
+    (pyhooks.GlobalStepWaiterHook, {}, "wait_until_step", number(True, allow_zero=True,
+                                                                 allow_none=False)),
+    (pyhooks.GlobalStepWaiterHook, {"wait_until_step": 1}, "timeout_secs", number(False)),
+    (pyhooks.HistorySaverHook, {}, "every_n_step", number(True, allow_none=False)),
+    (pyhooks.HistorySaverHook, {}, "path", st.one_of(PATH, st.just(""))),
+    (pyhooks.LoggingTensorHook, {"tensors": ["x"]}, "every_n_iter", number(True)),
+    (pyhooks.LoggingTensorHook, {"tensors": ["x"]}, "every_n_secs", number(False)),
+    (pyhooks.LoggingTensorHook, {"tensors": ["x"], "every_n_iter": 1}, "at_end", FLAG),
+    (pyhooks.NanTensorHook, {"loss_tensor": "x"}, "fail_on_nan_loss", FLAG),
+    (pyhooks.NanTensorHook, {"loss_tensor": "x"}, "fail_on_inf", FLAG),
+    (pyhooks.ProfilerHook, {}, "save_steps", number(True)),
+    (pyhooks.ProfilerHook, {"save_steps": 1}, "output_dir", PATH),
+    (pyhooks.ProfilerHook, {"save_steps": 1}, "show_dataflow", FLAG),
+    (pyhooks.ProfilerHook, {"save_steps": 1}, "show_memory", FLAG),
+    (pyhooks.ProgressBarHook, {}, "total", number(True)),
+    (pyhooks.StepCounterHook, {}, "every_n_steps", number(True)),
+    (pyhooks.StepCounterHook, {}, "output_dir", PATH),
+    (pyhooks.StopAtStepHook, {}, "num_steps", number(True, allow_zero=True)),
+    (pyhooks.SummarySaverHook, {"output_dir": TMP, "summary_op": "x"}, "save_steps", number(True)),
+    (pyhooks.SummarySaverHook, {"save_steps": 1, "summary_op": "x"}, "output_dir", PATH),
+    (pyhooks.FinalOpsHook, {}, "final_ops", st.one_of(st.integers(), st.floats(), st.booleans(),
+                                                     st.just(""), st.lists(st.integers(),
+                                                                           min_size=1))),
+    (pyhooks.BlockCacheParams, {}, "block_size", number(True)),
+    (pyhooks.BlockCacheParams, {}, "max_bytes", number(True)),
+    (pyhooks.BlockCacheParams, {}, "max_staleness", number(True, allow_zero=True)),
+    (pyhooks.SecondOrStepTimer, {}, "every_steps", number(True)),
+    (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
+     "batch_size", number(True, allow_none=False)),
+    (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
+     "num_epochs", number(True)),
+    (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
+     "queue_capacity", number(True, allow_none=False)),
+    (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
+     "seed", number(True, allow_zero=True)),
+    (input_fn, {"data": {"x": [1.0, 2.0], "y": [1.0, 2.0]}, "features": "x", "response": "y"},
+     "shuffle", FLAG.filter(lambda v: v != "auto")),
+    (column_numeric, {"key": "x"}, "dtype", st.one_of(st.integers(), st.floats(), st.booleans(),
+                                                      TEXT.filter(lambda v: v not in (
+                                                          "float", "double", "float32",
+                                                          "float64", "int32", "int64")))),
+    (column_numeric, {}, "key", NAME),
+    (column_categorical_with_identity, {"key": "x"}, "num_buckets", number(True,
+                                                                           allow_none=False)),
+    (column_categorical_with_hash_bucket, {"key": "x"}, "hash_bucket_size",
+     number(True, allow_none=False)),
+    (column_embedding, {"categorical_column": column_categorical_with_identity("x", 3)},
+     "dimension", number(True, allow_none=False)),
+    (linear_regressor, {"feature_columns": [COLUMN]}, "model_dir", st.one_of(PATH, st.just(""))),
+    (linear_regressor, {"feature_columns": [COLUMN]}, "label_dimension",
+     number(True, allow_none=False)),
+    (linear_regressor, {"feature_columns": [COLUMN]}, "seed", number(True, allow_zero=True)),
+    (dnn_regressor, {"hidden_units": [3], "feature_columns": [COLUMN]}, "dropout",
+     st.one_of(NOT_A_NUMBER, NAN_INF, st.floats(min_value=1.0, allow_nan=False),
+               st.floats(max_value=-1e-9, allow_nan=False))),
+]
+
+
+def case_id(case):
+    return f"{getattr(case[0], '__name__', case[0])}-{case[2]}"
+
+
+@pytest.mark.parametrize("make, base, argument, bad", CASES, ids=map(case_id, CASES))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_bad_values_are_refused_naming_the_argument(make, base, argument, bad, data):
+    value = data.draw(bad, label=argument)
+    here = os.getcwd()
+    os.chdir(EMPTY)  # a directory named after garbage ("1.0", "True") would appear here
+    try:
+        made = make(**base, **{argument: value})
+    except (TypeError, ValueError) as error:
+        assert argument in str(error), f"{type(error).__name__}: {error}"
+        assert os.listdir(EMPTY) == []
+        return
+    finally:
+        os.chdir(here)
+    pytest.fail(f"{case_id((make, base, argument))}={value!r} was accepted: {made!r}")

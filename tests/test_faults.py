@@ -1,0 +1,159 @@
+"""Faults in real processes: kill -9, SIGINT, a full disk, two trainers, leftover secrets.
+
+Each test runs ``fault_worker.py`` in a subprocess (bounded in time) and checks
+what the next process finds: nothing lost, nothing corrupted, nothing stuck.
+"""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import pyhooks  # noqa: E402
+from pyhooks.hooks import _model_dir  # noqa: E402
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_worker.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def start(*args, slow=None, new_session=False):
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    if slow is not None:
+        env["PYHOOKS_FAULT_SLOW"] = str(slow)
+    return subprocess.Popen([sys.executable, WORKER, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=new_session)
+
+
+def wait_for_line(process, wanted, timeout=120):
+    """Reads the worker's stdout until a line starting with ``wanted``; returns it."""
+    deadline = time.monotonic() + timeout
+    for line in process.stdout:
+        if line.startswith(wanted):
+            return line.strip()
+        if time.monotonic() > deadline:
+            break
+    process.kill()
+    raise AssertionError(f"no {wanted!r} from the worker: {process.stderr.read()[-2000:]}")
+
+
+def run(*args, timeout=180):
+    process = start(*args)
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out, err
+
+
+def history_rows(model_dir):
+    with open(os.path.join(model_dir, "history.csv"), newline="") as stream:
+        return [(int(row["steps"]), int(row["run"])) for row in csv.DictReader(stream)]
+
+
+def latest_step(model_dir):
+    return int(_model_dir.latest_checkpoint(str(model_dir)).rsplit("-", 1)[1])
+
+
+def test_kill_9_mid_training_resumes_from_the_last_checkpoint(tmp_path):
+    worker = start("train", tmp_path, 1000, slow=0.02)
+    wait_for_line(worker, "step 12")
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=60)
+    saved = latest_step(tmp_path)
+    assert saved >= 10  # every 5 steps
+    # a save the kill interrupted leaves files; the next trainer removes them
+    leftovers = [tmp_path / "model.ckpt-99.data-00000-of-00001.tempstate123",
+                 tmp_path / ("graph.pbtxt.tmp" + "0" * 32)]
+    for path in leftovers:
+        path.write_bytes(b"x" * 1000)
+    (tmp_path / "model.ckpt-98_temp").mkdir()
+    (tmp_path / "model.ckpt-98_temp" / "part-00000-of-00001.index").write_bytes(b"x")
+    code, out, err = run("train", tmp_path, 3)  # the dead process's lock is not stuck
+    assert code == 0, err
+    assert out.splitlines()[0] == f"step {saved + 1}"
+    assert out.splitlines()[-1] == f"done {saved + 3}"
+    assert not any(path.exists() for path in leftovers)
+    assert not (tmp_path / "model.ckpt-98_temp").exists()
+    rows = history_rows(tmp_path)
+    first_run = [step for step, run_ in rows if run_ == 1]
+    assert first_run[:3] == [1, 2, 3] and first_run[-1] >= 12
+    # the resumed run repeats steps the killed one recorded: its run number tells them apart
+    assert [step for step, run_ in rows if run_ == 2] == [saved + 1, saved + 2, saved + 3]
+
+
+def test_sigint_to_the_process_group_keeps_a_checkpoint_and_the_history(tmp_path):
+    worker = start("train", tmp_path, 1000, slow=0.02, new_session=True)
+    wait_for_line(worker, "step 7")
+    os.killpg(worker.pid, signal.SIGINT)  # Ctrl-C in a shell: the job's process group
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode != 0
+    assert "KeyboardInterrupt" in err
+    steps = [step for step, _ in history_rows(tmp_path)]
+    # the checkpoint saved at the interruption holds every step the history recorded
+    assert latest_step(tmp_path) == steps[-1] >= 7
+    code, out, err = run("train", tmp_path, 1)
+    assert code == 0, err
+    assert out.splitlines()[-1] == f"done {steps[-1] + 1}"
+
+
+def test_a_full_disk_says_the_path_and_the_cause_and_keeps_the_last_checkpoint(tmp_path):
+    code, _, err = run("fsize", tmp_path, 200)
+    assert code != 0
+    error = "pyhooks.hooks._model_dir.DiskWriteError: "
+    last = next(line for line in err.splitlines() if line.startswith(error))
+    assert last.startswith(error + "Could not write the checkpoint of step ")
+    assert f"to '{tmp_path}" in last and last.endswith(
+        ": File too large (a file size limit was reached).")
+    assert latest_step(tmp_path) == 2  # the last complete checkpoint
+    code, out, err = run("train", tmp_path, 1)
+    assert code == 0, err
+    assert out.splitlines()[-1] == "done 3"
+
+
+def test_a_second_trainer_of_a_model_dir_is_refused_until_the_first_is_gone(tmp_path, mtcars_input):
+    release = tmp_path / "release"
+    holder = start("hold", tmp_path / "model", release)
+    try:
+        wait_for_line(holder, "holding")
+        model = pyhooks.linear_regressor([pyhooks.column_numeric("drat")],
+                                         model_dir=str(tmp_path / "model"))
+        with pytest.raises(_model_dir.ModelDirLockedError) as info:
+            model.train(mtcars_input, steps=1, hooks=[pyhooks.ProgressBarHook(writer=lambda t: None)])
+        assert str(info.value).startswith(f"model_dir '{tmp_path / 'model'}' is being trained by "
+                                          f"another process or loop (pid {holder.pid} on ")
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=60)
+        history = model.train(mtcars_input, steps=1,
+                              hooks=[pyhooks.ProgressBarHook(writer=lambda t: None)])
+        assert history.to_dict()["steps"] == [1]  # the killed holder saved no checkpoint yet
+    finally:
+        holder.kill()
+        holder.wait(timeout=60)
+
+
+def test_credentials_of_a_killed_process_are_removed_by_the_next_run():
+    worker = start("gcs", "-")
+    path = wait_for_line(worker, "/")
+    assert os.path.exists(path)
+    with open(path) as stream:
+        assert "SECRET" in stream.read()
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=60)
+    assert os.path.exists(path)  # nothing runs at kill -9 ...
+    hook = pyhooks.ConfigureGcsHook({"type": "service_account", "private_key": "other"})
+    with tf.Graph().as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        with pyhooks.MonitoredSession(hooks=[hook]):
+            assert not os.path.exists(os.path.dirname(path))  # ... the next run removes it
+    assert hook.credentials_path is None
+
+
+@pytest.fixture
+def mtcars_input():
+    from pyhooks.estimators import input_fn, load_mtcars
+
+    return input_fn(load_mtcars(), features=["drat"], response="mpg", batch_size=8)

@@ -25,8 +25,9 @@ what those arguments do:
   /job:worker/task:1: pyhooks: worker 1 failed in local step 7: ValueError: ...``),
   instead of waiting on a peer that is gone. End of input: use a dataset
   distributed by the strategy (``strategy.distribute_datasets_from_function`` or
-  ``experimental_distribute_dataset``): TensorFlow then ends every worker's input at
-  the same step.
+  ``experimental_distribute_dataset``): TensorFlow gives a worker whose input is
+  over empty batches until every worker's is, then ends all at the same step (the
+  mean loss of an empty batch is NaN: with ``NanTensorHook`` all stop at the first).
 - **Per-replica values** (:func:`reduce_output`): a step output that is a
   ``PerReplica`` value (what ``strategy.run`` returns) reaches the hooks as one
   value over this worker's replicas: the mean for scalars (a loss per replica),

@@ -113,7 +113,10 @@ def mwms_eager(config, task_type, task_id):
         x = np.ones((64, 1), np.float32) * (1 + context.input_pipeline_id)
         if context.input_pipeline_id == nan_worker:
             x[(nan_step - 1) * 4] = np.nan  # the first example of that step's batch
-        return tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4).repeat()
+        data = tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4)
+        # "finite": 16 batches on worker 0, 12 on worker 1
+        return data.take(16 - 4 * context.input_pipeline_id) if config.get("finite") else (
+            data.repeat())
 
     with strategy.scope():
         weight = tf.Variable([[0.0]])

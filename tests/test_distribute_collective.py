@@ -71,3 +71,12 @@ def test_a_killed_worker_fails_the_other_with_an_error_naming_it(tmp_path):
     assert report["steps"] == 5
     assert "/job:worker/replica:0/task:1" in report["message"]
     assert "stopped sending heartbeats" in report["message"]
+
+
+def test_input_ending_on_one_worker_ends_both_at_the_same_step(tmp_path):
+    results = run_workers(tmp_path, finite=True, last_step=100)  # 16 and 12 batches
+    chief, other = reports(results)
+    assert results[0][0] == results[1][0] == 0, results
+    # TensorFlow gives worker 1 empty batches once its input is over, until every worker's
+    # is; the loss of an empty batch is NaN, so NanTensorHook asks to stop: both stop at 13
+    assert chief["steps"] == other["steps"] == 13

@@ -15,7 +15,8 @@ def test_hooks_get_the_values_of_executed_steps_one_step_behind(tmp_path):
     assert code == 0 and report is not None, log
     assert report["history"]["steps"] == list(range(1, 11))
     losses = report["history"]["mean_losses"]
-    assert losses[0] == 4.0 and losses[-1] < losses[0]  # values, not RemoteValues; training
+    # numbers, not RemoteValues; training (the first two steps run at once, in either order)
+    assert all(0 < loss <= 4.0 for loss in losses) and losses[-1] < 3.9
     # every executed step seen once (the counter each step returned), and the one more step
     # scheduled when the loop stopped was executed too
     assert report["global_step"] == 10

@@ -11,7 +11,9 @@ Workloads:
   four hooks TensorFlow users run (StepCounter, NanTensor, LoggingTensor every
   100 steps, StopAtStep), pyhooks' and TensorFlow's own;
 - toy, everyday: the same step with pyhooks' ProgressBar, HistorySaver,
-  StepCounter and NanTensor hooks;
+  StepCounter and NanTensor hooks; "ordered increment": the train op waits for
+  the global step read, as in pyhooks' estimators (a fetched read + 1 is then
+  exact; without it hooks confirm a step with a raw read before acting on it);
 - estimator: ``linear_regressor`` on mtcars (batch 8) through ``train()`` with
   a progress bar and a history, per step of the whole call;
 - keras: ``model.fit`` of a small dense model, 4 hooks through
@@ -49,7 +51,14 @@ def toy(kind, hooks_kind):
         w = v1.get_variable("w", [4], initializer=v1.zeros_initializer())
         loss = tf.reduce_sum(tf.square(w - 1.0))
         v1.add_to_collection(v1.GraphKeys.LOSSES, loss)
-        train = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+        if hooks_kind.endswith("ordered"):  # the increment waits for the step read (estimators)
+            from tensorflow.python.training import training_util
+
+            read = training_util._get_or_create_global_step_read()  # noqa: SLF001
+            with tf.control_dependencies([read]):
+                train = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+        else:
+            train = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
         config = v1.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
         creator = v1.train.ChiefSessionCreator(config=config)
         out = tempfile.mkdtemp()
@@ -65,7 +74,7 @@ def toy(kind, hooks_kind):
                          pyhooks.NanTensorHook(loss),
                          pyhooks.LoggingTensorHook({"loss": loss}, every_n_iter=100),
                          pyhooks.StopAtStepHook(last_step=10**9)]
-            else:
+            else:  # everyday, everyday-ordered
                 hooks = [pyhooks.ProgressBarHook(writer=io.StringIO(), mode="plain"),
                          pyhooks.HistorySaverHook(every_n_step=10),
                          pyhooks.StepCounterHook(every_n_steps=100, output_dir=out),
@@ -179,6 +188,7 @@ def main():
     parser.add_argument("--base", default="661050e")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--only", help="run only the rows whose label contains this text")
     opts = parser.parse_args()
     if opts.worker:
         return worker(opts.worker)
@@ -189,11 +199,17 @@ def main():
         ("toy, TF's 4 hooks: pyhooks now", "toy:py:tf4", ROOT, opts.steps),
         (f"toy, everyday 4 hooks: pyhooks {opts.base}", "toy:py:everyday", base, opts.steps),
         ("toy, everyday 4 hooks: pyhooks now", "toy:py:everyday", ROOT, opts.steps),
+        (f"toy, everyday 4, ordered increment: pyhooks {opts.base}", "toy:py:everyday-ordered",
+         base, opts.steps),
+        ("toy, everyday 4, ordered increment: pyhooks now", "toy:py:everyday-ordered", ROOT,
+         opts.steps),
         (f"estimator (mtcars), train(): pyhooks {opts.base}", "estimator", base, 500),
         ("estimator (mtcars), train(): pyhooks now", "estimator", ROOT, 500),
         (f"keras fit, 4 hooks: pyhooks {opts.base}", "keras", base, 640),
         ("keras fit, 4 hooks: pyhooks now", "keras", ROOT, 640),
     ]
+    if opts.only:
+        rows = [row for row in rows if opts.only in row[0]]
     workers = [Worker(case, tree) for _, case, tree, _ in rows]
     samples = [[] for _ in rows]
     for _ in range(opts.repeats):

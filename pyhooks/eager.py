@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyhooks.distribute import reduce_output
 from pyhooks.errors import HookSetupError, PyhooksError
 from pyhooks.hooks._common import backend_scope, to_numpy
 
@@ -158,6 +159,7 @@ class StepGraph:
     """
 
     finalized = True
+    worker = None  # under a strategy: this process's pyhooks.distribute.Worker (per-worker paths)
 
     def __init__(self, global_step, kind="eager", expose=None):
         self._global_step = global_step
@@ -208,6 +210,7 @@ class _Evaluator:
     _converted_for = None  # the outputs whose numpy values _converted holds
     _converted = None
     _where = "the step function"
+    _strategy = None  # a tf.distribute strategy: PerReplica outputs are combined when fetched
 
     def pyhooks_check_fetches(self, fetches):
         """Raises what fetching ``fetches`` from the last step would (nothing before a step).
@@ -257,8 +260,10 @@ class _Evaluator:
             self._converted, self._converted_for = {}, outputs
         value = self._converted.get(name)
         if value is None:
-            value = self._converted[name] = to_numpy(
-                outputs[name] if name in outputs else self._missing(name, outputs))
+            value = outputs[name] if name in outputs else self._missing(name, outputs)
+            if self._strategy is not None:
+                value = reduce_output(self._strategy, name, value)
+            value = self._converted[name] = to_numpy(value)
         return value
 
     def _missing(self, name, outputs):
@@ -378,6 +383,7 @@ class EagerSession(_Evaluator):
     def __init__(self, creator):
         self.graph = creator.graph
         self._stepper = creator._stepper  # noqa: SLF001
+        self._strategy = creator._strategy  # noqa: SLF001
         self._stepper.sync()
         self._closed = False
 
@@ -437,6 +443,16 @@ class EagerSessionCreator:
         step_fn: a ``tf.function`` or a callable without arguments returning a
             dict of named tensors (``{"loss": ..., ...}``) or one loss tensor.
         global_step: an integer ``tf.Variable``; default a new int64 variable at 0.
+        strategy: the ``tf.distribute`` strategy ``step_fn`` runs under: its
+            ``PerReplica`` outputs reach the hooks combined, and with several
+            workers they agree on stopping (see :mod:`pyhooks.distribute`).
+        is_chief: whether this process is the chief; default the strategy's
+            ``extended.should_checkpoint``. On other workers the hooks write
+            files below ``<dir>/tmp_<task_type>_<task_id>``.
+        chief_only_hooks: hooks that :class:`pyhooks.MonitoredSession` runs (after
+            its ``hooks``) on the chief only.
+        agree_every_n_steps: with several workers, how often they agree on
+            stopping (one small all-reduce); a stop request waits until then.
 
     Raises:
         TypeError: ``step_fn`` is not callable or ``global_step`` not a variable.
@@ -453,8 +469,11 @@ class EagerSessionCreator:
     # AbortedError/UnavailableError (a collective's peer that is gone), so the runner raises it.
     pyhooks_can_recover = False
 
-    def __init__(self, step_fn, global_step=None):
+    def __init__(self, step_fn, global_step=None, strategy=None, is_chief=None,
+                 chief_only_hooks=None, agree_every_n_steps=1):
         import tensorflow as tf
+
+        from pyhooks import distribute
 
         if not callable(step_fn):
             raise TypeError(f"`step_fn` must be callable, got {step_fn!r}.")
@@ -472,6 +491,20 @@ class EagerSessionCreator:
             raise TypeError(f"`global_step` must be an integer tf.Variable, got {global_step!r}.")
         self._stepper = _Stepper(step_fn, global_step, hidden)
         self.graph = StepGraph(global_step, expose=self._stepper.expose if hidden else None)
+        self._strategy = strategy
+        self.graph.worker = self.worker = distribute.find_worker(strategy, is_chief)
+        self._chief_only_hooks = chief_only_hooks
+        self._agree_every_n_steps = agree_every_n_steps
+        distribute.worker_hooks((), chief_only_hooks, self.worker, agree_every_n_steps,
+                                strategy)  # bad arguments are errors now, not in MonitoredSession
+
+    def pyhooks_hooks(self, hooks):
+        """The hooks :class:`pyhooks.MonitoredSession` runs: ``hooks``, the chief-only ones
+        on the chief, and with several workers a stop agreement (last)."""
+        from pyhooks import distribute
+
+        return distribute.worker_hooks(hooks, self._chief_only_hooks, self.worker,
+                                       self._agree_every_n_steps, self._strategy)
 
     @property
     def global_step(self):

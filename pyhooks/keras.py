@@ -59,13 +59,20 @@ __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 _CALLER_ARGS = SessionRunArgs(None)
 
 
-def keras_callback(hooks, global_step=None):
+def keras_callback(hooks, global_step=None, chief_only_hooks=None, is_chief=None,
+                   strategy=None):
     """A ``keras.callbacks.Callback`` running pyhooks ``hooks`` inside ``model.fit``.
 
     Args:
         hooks: a list of :class:`pyhooks.SessionRunHook` (one hook alone is a list of it).
         global_step: a variable to use as the global step; default the model's
             ``optimizer.iterations``.
+        chief_only_hooks: hooks run (after ``hooks``) only if this process is the chief.
+        is_chief: whether it is; default the strategy's ``extended.should_checkpoint``.
+        strategy: the ``tf.distribute`` strategy; default the one whose scope is
+            entered when the callback is made, if any. On a worker other than the
+            chief, hooks write files below ``<dir>/tmp_<task_type>_<task_id>``
+            (see :mod:`pyhooks.distribute`).
 
     Returns:
         a :class:`HooksCallback` (also a context manager, see the module docstring).
@@ -75,7 +82,16 @@ def keras_callback(hooks, global_step=None):
         >>> model.fit(x, y, epochs=2, callbacks=[pyhooks.keras_callback([history])])
         >>> history.history
     """
-    return HooksCallback(hooks, global_step)
+    import tensorflow as tf
+
+    from pyhooks import distribute
+
+    if strategy is None and is_chief is None and tf.distribute.has_strategy():
+        strategy = tf.distribute.get_strategy()
+    worker = distribute.find_worker(strategy, is_chief)
+    callback = HooksCallback(distribute.worker_hooks(hooks, chief_only_hooks, worker), global_step)
+    callback.worker = worker
+    return callback
 
 
 class KerasSession(_Evaluator):
@@ -124,7 +140,10 @@ class HooksCallback(keras.callbacks.Callback):
 
     Attributes:
         session: the :class:`KerasSession` of the current (or last) ``fit``.
+        worker: this process's :class:`pyhooks.distribute.Worker` under a strategy, else None.
     """
+
+    worker = None
 
     def __init__(self, hooks, global_step=None):
         super().__init__()
@@ -160,6 +179,7 @@ class HooksCallback(keras.callbacks.Callback):
         if not isinstance(step, tf.Variable):
             step = getattr(step, "value", step)  # a Keras variable's tf.Variable
         graph = StepGraph(step, kind="keras")
+        graph.worker = self.worker
         self.session = None  # as in a graph: after_error gets no session while begin() runs
         session = KerasSession(graph)
         self._plans.clear()

@@ -32,7 +32,9 @@ Sessions that are not TensorFlow graphs (:mod:`pyhooks.eager`) take part through
 optional attributes. A session creator's ``pyhooks_hook_scope()`` is a context
 manager entered around the hooks' ``begin()`` (their lookups of the global step,
 the loss... are answered by that backend: see :mod:`pyhooks.hooks._common`); its
-``pyhooks_can_recover = False`` says a new session cannot cure a preemption. A
+``pyhooks_can_recover = False`` says a new session cannot cure a preemption; its
+``pyhooks_hooks(hooks)`` returns the hooks to run instead of ``hooks`` (the eager
+creator adds chief-only hooks and a stop agreement: :mod:`pyhooks.distribute`). A
 session's ``pyhooks_step_fetch`` is what the runner fetches in place of a
 caller's ``None`` (for sessions whose ``run(None)`` runs a step).
 """
@@ -65,7 +67,8 @@ class _MonitoredSessionBase:
     """Runs hooks around a session; see :mod:`pyhooks.hook` for the contract."""
 
     def __init__(self, session_creator, hooks, should_recover, stop_grace_period_secs=120):
-        self._hooks = check_hooks(hooks)
+        extend = getattr(session_creator, "pyhooks_hooks", None)  # the creator's own hooks
+        self._hooks = check_hooks(hooks) if extend is None else extend(check_hooks(hooks))
         using = hooks_by_method(self._hooks)
         self._after_create_hooks = using["after_create_session"]
         self._before_hooks = using["before_run"]
@@ -248,16 +251,21 @@ class _MonitoredSessionBase:
             RuntimeError: if a stop was already requested, or two parties feed
                 the same tensor.
         """
+        return self._recovering(self._step_once, "in a step", fetches, feed_dict, options,
+                                run_metadata)
+
+    def _recovering(self, call, where, *args):
+        """``call(*args)``, again in a new session after each preemption (see ``_recover``)."""
         while True:
             try:
-                result = self._step_once(fetches, feed_dict, options, run_metadata)
+                result = call(*args)
                 self._recoveries = 0
                 return result
             except Exception as error:
                 cause = self._preemption_behind(error)
                 if cause is None:
                     raise
-                self._recover(cause, "in a step")
+                self._recover(cause, where)
 
     def _step_once(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self._stop:
@@ -368,16 +376,7 @@ class _MonitoredSessionBase:
                 ``self, step_context``).
         """
         _check_step_fn(step_fn)
-        while True:
-            try:
-                result = step_fn(_StepContext(self))
-                self._recoveries = 0
-                return result
-            except Exception as error:
-                cause = self._preemption_behind(error)
-                if cause is None:
-                    raise
-                self._recover(cause, "in step_fn")
+        return self._recovering(lambda: step_fn(_StepContext(self)), "in step_fn")
 
 
 def _default_graph():

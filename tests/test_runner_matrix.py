@@ -58,7 +58,8 @@ METHOD_SETS = {
 
 
 def _build(structure, leaves):
-    """``structure`` of names with each name replaced by its fetch in ``leaves``."""
+    """``structure`` of names with each name replaced by ``leaves[name]`` (a fetch, or the
+    reference value of a step)."""
     if structure is None:
         return None
     if isinstance(structure, str):
@@ -66,17 +67,6 @@ def _build(structure, leaves):
     if isinstance(structure, dict):
         return {k: _build(v, leaves) for k, v in structure.items()}
     return type(structure)(_build(v, leaves) for v in structure)
-
-
-def _expected(structure, reference):
-    """``structure`` of names with each name replaced by its reference value."""
-    if structure is None:
-        return None
-    if isinstance(structure, str):
-        return reference[structure]
-    if isinstance(structure, dict):
-        return {k: _expected(v, reference) for k, v in structure.items()}
-    return type(structure)(_expected(v, reference) for v in structure)
 
 
 def assert_same(got, want, where):
@@ -150,7 +140,7 @@ def check_hook(hook, reference, steps=STEPS):
     assert len(hook.got) == steps
     assert all(o == ("RunOptions", "RunMetadata") for o in hook.options)
     for k in range(steps):
-        want = _expected(hook.asked[k], reference[k]) if "before_run" in hook.methods else None
+        want = _build(hook.asked[k], reference[k]) if "before_run" in hook.methods else None
         assert_same(hook.got[k], want, f"{type(hook).__name__} step {k}")
 
 

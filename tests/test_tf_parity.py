@@ -160,6 +160,13 @@ def test_an_error_reported_to_the_coordinator_passes_through_the_with_block():
         assert ran
 
 
+def feeding(c, v, value):
+    """A step_fn running ``v`` with hooks, ``c`` fed ``value``."""
+    def step_fn(step_context):
+        return step_context.run_with_hooks(fetches=v, feed_dict={c: value})
+    return step_fn
+
+
 def test_a_coordinators_preemption_in_step_fn_gets_a_new_session():
     with tf.Graph().as_default():
         c = tf.constant(0)
@@ -167,14 +174,9 @@ def test_a_coordinators_preemption_in_step_fn_gets_a_new_session():
         creator = CountingCreator()
         hook = StopCoordinatorAtCall(2, tf.errors.AbortedError(None, None, "Aborted at N"))
         session = pyhooks.MonitoredSession(creator, [hook])
-
-        def feeding(value):
-            def step_fn(step_context):
-                return step_context.run_with_hooks(fetches=v, feed_dict={c: value})
-            return step_fn
-        assert session.run_step_fn(feeding(51)) == 51
+        assert session.run_step_fn(feeding(c, v, 51)) == 51
         assert not session.should_stop()
-        assert session.run_step_fn(feeding(42)) == 42
+        assert session.run_step_fn(feeding(c, v, 42)) == 42
         assert not session.should_stop()  # a new session: training goes on
         assert creator.created == 2
         session.close()
@@ -187,13 +189,8 @@ def test_a_fatal_error_in_the_coordinator_stops_and_is_raised_at_close():
         creator = CountingCreator()
         hook = StopCoordinatorAtCall(2, tf.errors.UnknownError(None, None, "fatal"))
         session = pyhooks.MonitoredSession(creator, [hook])
-
-        def feeding(value):
-            def step_fn(step_context):
-                return step_context.run_with_hooks(fetches=v, feed_dict={c: value})
-            return step_fn
-        assert session.run_step_fn(feeding(51)) == 51
-        assert session.run_step_fn(feeding(42)) == 42
+        assert session.run_step_fn(feeding(c, v, 51)) == 51
+        assert session.run_step_fn(feeding(c, v, 42)) == 42
         assert session.should_stop() and creator.created == 1
         with pytest.raises(tf.errors.UnknownError):
             session.close()

@@ -24,6 +24,9 @@ expectations <- list(
   getting_started = c("mean_losses +total_losses +steps", "average_loss", "predicted"),
   custom_hooks = c("Running step", "after_error", "stop"),
   python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]"),
+  distributed = c("worker 0 \\(chief: True\\) stopped after step 30",
+                  "worker 1 \\(chief: False\\) stopped after step 30",
+                  "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps"),
   coming_from_tfestimators = c(
     "features=\\['drat', 'cyl'\\], response='mpg'",
     "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",

@@ -58,7 +58,6 @@ from pyhooks.estimators.estimator import (
 )
 from pyhooks.estimators.config import RunConfig, run_config
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, FeatureColumn
-from pyhooks.estimators.inputs import InputFn
 from pyhooks.hook import SessionRunHook, check_hooks
 
 __all__ = ["CustomEstimator", "EstimatorSpec", "Features", "ModeKeys", "RunConfig", "estimator",
@@ -305,17 +304,7 @@ class CustomEstimator(Estimator):
     def _signature(self, mode, feeds):
         return tuple((name, _kind(array), tuple(array.shape[1:])) for name, array in feeds.items())
 
-    def _feeds(self, input_fn, mode):
-        if not isinstance(input_fn, InputFn):
-            raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
-                            f"({type(input_fn).__name__}).")
-        cache = self._prepared.get(input_fn)
-        if cache is None:
-            cache = self._prepared[input_fn] = {}
-        labelled = mode != PREDICT
-        found = cache.get(labelled)
-        if found is not None:
-            return found
+    def _make_feeds(self, input_fn, labelled, mode):
         if labelled and not input_fn.response:
             raise ValueError(f"{'train' if mode == TRAIN else 'evaluate'}() needs labels: "
                              "give `response` to input_fn().")
@@ -331,7 +320,6 @@ class CustomEstimator(Estimator):
             kind = kinds.pop()
             labels = arrays[0] if len(arrays) == 1 else np.stack(arrays, axis=1)
             feeds[_LABEL] = _as_kind(labels, kind)
-        cache[labelled] = feeds
         return feeds
 
     def _call_model_fn(self, features, labels, mode):

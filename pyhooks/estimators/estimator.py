@@ -699,9 +699,12 @@ class Estimator:
         if cache is None:
             cache = self._prepared[input_fn] = {}
         labelled = mode != PREDICT
-        found = cache.get(labelled)
-        if found is not None:
-            return found
+        if labelled not in cache:
+            cache[labelled] = self._make_feeds(input_fn, labelled, mode)
+        return cache[labelled]
+
+    def _make_feeds(self, input_fn, labelled, mode):
+        """The feeds of ``input_fn``, checked against the feature columns (see ``_feeds``)."""
         columns = input_fn.columns
         feeds = {}
         for (key, kind), users in self._raw_users.items():
@@ -741,7 +744,6 @@ class Estimator:
                 if (weights < 0).any():
                     raise ValueError(f"weight_column {name!r} must not be negative.")
                 feeds[_WEIGHT] = weights.astype(np.float32)
-        cache[labelled] = feeds
         return feeds
 
     # -- public API

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 
+from pyhooks.distribute import worker_path
 from pyhooks.errors import NanLossDuringTrainingError
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._checkpointing import (
@@ -35,7 +36,9 @@ class CheckpointSaverHook(SessionRunHook):
     in it to resume the step count. No graph, ``.meta`` or event files there.
 
     Args:
-        checkpoint_dir: directory of the checkpoints, ``graph.pbtxt`` and events.
+        checkpoint_dir: directory of the checkpoints, ``graph.pbtxt`` and events (on a
+            worker other than the chief, ``<dir>/tmp_<task_type>_<task_id>``: see
+            :mod:`pyhooks.distribute`).
         save_secs: save every N seconds.
         save_steps: save every N global steps. Exactly one of the two.
         saver: the ``Saver`` to use.
@@ -68,7 +71,8 @@ class CheckpointSaverHook(SessionRunHook):
         for i, listener in enumerate(self._listeners):
             if not callable(getattr(listener, "after_save", None)):
                 raise TypeError(f"`listeners[{i}]` must be a listener, got {listener!r}.")
-        self._checkpoint_dir = os.fspath(checkpoint_dir)
+        self._given_dir = self._checkpoint_dir = os.fspath(checkpoint_dir)
+        self._basename = checkpoint_basename
         self._save_path = os.path.join(self._checkpoint_dir, checkpoint_basename)
         self._given_saver, self._saver, self._scaffold = saver, saver, scaffold
         self._save_graph_def = check_bool("save_graph_def", save_graph_def)
@@ -79,6 +83,8 @@ class CheckpointSaverHook(SessionRunHook):
         import tensorflow as tf
 
         backend = current_backend()
+        self._checkpoint_dir = worker_path(self._given_dir)  # a non-chief worker: its own
+        self._save_path = os.path.join(self._checkpoint_dir, self._basename)
         self._global_step_tensor = global_step_read("CheckpointSaverHook")
         # the same every step; eager, Keras: the step as a Python int (compares cheaper)
         self._args = SessionRunArgs(self._global_step_tensor)

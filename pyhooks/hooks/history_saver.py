@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import exact_step, global_step_read, step_read_is_exact, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
@@ -39,7 +40,9 @@ class HistorySaverHook(SessionRunHook):
         path: a CSV file to which each row is appended (and flushed) as it is recorded,
             with one more column, ``run``: 1 for the rows of the first run written to
             the file, 2 for the next, and so on. A run resumed from a checkpoint
-            repeats steps an earlier run recorded: its ``run`` tells them apart.
+            repeats steps an earlier run recorded: its ``run`` tells them apart. On a
+            worker other than the chief: ``<dir>/tmp_<task_type>_<task_id>/<file>``
+            (see :mod:`pyhooks.distribute`).
         metrics: ``{name: tensor or tensor name}`` of extra values to record.
         loss: the per-example loss; default the first tensor of the ``losses`` collection.
 
@@ -84,6 +87,7 @@ class HistorySaverHook(SessionRunHook):
     def begin(self):
         name = type(self).__name__
         self._history = History(self._metrics)
+        self._file_path = worker_path(self._path, is_file=True)  # a non-chief worker: its own
         self._due = None  # the step due for the next row
         self._step_tensor = global_step_read(name)
         self._exact = step_read_is_exact(self._step_tensor)
@@ -129,10 +133,10 @@ class HistorySaverHook(SessionRunHook):
         if self._metrics:
             row += tuple(map(_number, results[2:]))
         self._history.append_values(row)
-        if self._path is not None:
+        if self._file_path is not None:
             try:
                 if self._file is None:
-                    self._file, self._run = open_csv(self._path, self._history.columns)
+                    self._file, self._run = open_csv(self._file_path, self._history.columns)
                     self._csv = csv.writer(self._file)
                 self._csv.writerow((*row, self._run))
                 self._file.flush()
@@ -143,7 +147,7 @@ class HistorySaverHook(SessionRunHook):
                         file.close()
                     except OSError:
                         pass
-                found = disk_error(f"the history row of step {row[2]}", self._path, error)
+                found = disk_error(f"the history row of step {row[2]}", self._file_path, error)
                 if found is None:
                     raise
                 raise found from error

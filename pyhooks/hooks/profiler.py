@@ -7,6 +7,7 @@ import logging
 import os
 import time
 
+from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read, require_graph
 from pyhooks.timer import SecondOrStepTimer, check_positive
@@ -67,7 +68,7 @@ class ProfilerHook(SessionRunHook):
         save_secs = check_positive("save_secs", save_secs, integer=False)
         if not isinstance(output_dir, (str, os.PathLike)):
             raise TypeError(f"`output_dir` must be a directory path, got {output_dir!r}.")
-        self._output_dir = os.fspath(output_dir)
+        self._given_dir = self._output_dir = os.fspath(output_dir)
         self._show_dataflow = check_bool("show_dataflow", show_dataflow)
         self._show_memory = check_bool("show_memory", show_memory)
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
@@ -78,6 +79,9 @@ class ProfilerHook(SessionRunHook):
 
         backend = current_backend()
         self._eager = backend is not None and backend.kind == "eager"
+        # a non-chief worker: its own directory (below the current one for "")
+        own = worker_path(self._given_dir or os.curdir)
+        self._output_dir = self._given_dir if own == (self._given_dir or os.curdir) else own
         if not self._eager:
             require_graph("ProfilerHook", _INSTEAD)
         self._step_tensor = global_step_read(type(self).__name__)

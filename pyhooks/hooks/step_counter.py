@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 
+from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import (current_backend, exact_step, global_step_read,
                                    step_read_is_exact)
@@ -68,9 +69,10 @@ class StepCounterHook(SessionRunHook):
         import tensorflow as tf
 
         eager = current_backend() is not None
-        if self._summary_writer is None and self._output_dir:
-            self._writer = (tf.summary.create_file_writer(str(self._output_dir)) if eager else
-                            tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir)))
+        output_dir = worker_path(self._output_dir)  # a non-chief worker: its own directory
+        if self._summary_writer is None and output_dir:
+            self._writer = (tf.summary.create_file_writer(str(output_dir)) if eager else
+                            tf.compat.v1.summary.FileWriterCache.get(str(output_dir)))
         self._global_step_tensor = global_step_read("StepCounterHook")
         self._exact = step_read_is_exact(self._global_step_tensor)
         self._summary_tag = ("global_step/sec" if eager else

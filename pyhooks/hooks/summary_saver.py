@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import current_backend, global_step_read
 from pyhooks.errors import HookSetupError
@@ -80,9 +81,10 @@ class SummarySaverHook(SessionRunHook):
                     "summary_op=['loss'].")
             self._eager_summaries = _eager_summaries(backend, self._summary_op)
         if self._given_writer is None:
+            output_dir = worker_path(self._output_dir)  # a non-chief worker: its own directory
             self._summary_writer = (
-                tf.summary.create_file_writer(str(self._output_dir)) if self._eager else
-                tf.compat.v1.summary.FileWriterCache.get(str(self._output_dir)))
+                tf.summary.create_file_writer(str(output_dir)) if self._eager else
+                tf.compat.v1.summary.FileWriterCache.get(str(output_dir)))
         self._next_step = None
         self._timer.reset()
         self._global_step_tensor = global_step_read("SummarySaverHook")

@@ -27,7 +27,8 @@ abalone_like_model_fn <- function(features, labels, mode, params, config) {
 test_that("a model_fn written as in tfestimators' docs trains, evaluates and predicts", {
   skip_if_no_pyhooks()
   dir <- new_model_dir()
-  model <- estimator(abalone_like_model_fn, model_dir = dir, params = list(learning_rate = 0.002))
+  # unscaled mtcars (disp up to 472): small steps, or a shuffled order can diverge
+  model <- estimator(abalone_like_model_fn, model_dir = dir, params = list(learning_rate = 1e-5))
   expect_s3_class(model, "pyhooks_estimator")
   input <- input_fn(mtcars, features = -mpg, response = mpg, batch_size = 8, epochs = 5)
   history <- quiet_train(model, input, steps = NULL)

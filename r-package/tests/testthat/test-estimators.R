@@ -151,8 +151,8 @@ test_that("input_fn() sends whole columns: numbers, integers, logicals, strings 
 test_that("input_fn() names a column holding NA, with the row", {
   skip_if_no_pyhooks()
   expect_error(input_fn(data.frame(n = c(1L, NA, NA)), features = "n"),
-               "Column \"n\" has 2 missing values \\(`NA`\\), first at row 2",
+               "Column \"n\" has 2 missing values \\(`NA`\\), first in row 2",
                class = "pyhooks_error_argument")
-  expect_error(input_fn(data.frame(s = c("a", NA)), features = "s"), "first at row 2",
+  expect_error(input_fn(data.frame(s = c("a", NA)), features = "s"), "first in row 2",
                class = "pyhooks_error_argument")
 })

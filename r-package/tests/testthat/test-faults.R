@@ -205,9 +205,11 @@ test_that("a second trainer of a model_dir is refused until the first is gone", 
   on.exit(stop_worker(worker), add = TRUE)
   wait_until(function() worker_said(worker, "holding"))
   model <- linear_regressor(feature_columns(column_numeric("drat")), model_dir = dir)
-  expect_error(train(model, mtcars_input(), steps = 1, hooks = silent_hooks()),
+  refused <- expect_error(train(model, mtcars_input(), steps = 1, hooks = silent_hooks()),
+                          class = "pyhooks_python_ModelDirLockedError")
+  expect_match(conditionMessage(refused),
                sprintf("is being trained by another process or loop (pid %d on", worker$pid),
-               fixed = TRUE, class = "pyhooks_python_ModelDirLockedError")
+               fixed = TRUE)
   tools::pskill(worker$pid, tools::SIGKILL)
   wait_until(function() !alive(worker$pid), 30)
   expect_length(train(model, mtcars_input(), steps = 1, hooks = silent_hooks())$steps, 1L)

@@ -1,0 +1,369 @@
+"""Hooks under ``tf.distribute``: the chief, per-worker files, stopping together, per-replica values.
+
+Used through :class:`pyhooks.EagerSessionCreator` (``strategy=``, ``is_chief=``,
+``chief_only_hooks=``, ``agree_every_n_steps=``) and :func:`pyhooks.keras_callback`
+(``strategy=``, ``is_chief=``, ``chief_only_hooks=``); the functions here are
+what those arguments do:
+
+- **The chief** (:func:`find_worker`): ``is_chief`` if given, else the strategy's
+  ``extended.should_checkpoint`` (MultiWorkerMirroredStrategy: the ``chief`` task,
+  or worker 0 without one; one-process strategies: always). Chief-only hooks run
+  on the chief only, as with ``MonitoredTrainingSession(chief_only_hooks=)``.
+- **Per-worker files** (:func:`worker_path`): on a worker that is not the chief,
+  the hooks that write files (``HistorySaverHook(path=)``, ``StepCounterHook``,
+  ``SummarySaverHook`` and ``ProfilerHook``'s ``output_dir``, ``CheckpointSaverHook``'s
+  ``checkpoint_dir``) write below ``<dir>/tmp_<task_type>_<task_id>/``, TensorFlow's
+  convention, never into the chief's files.
+- **Stopping together** (:class:`StopAgreementHook`, added last on every worker of a
+  multi-worker strategy): every ``agree_every_n_steps`` steps the workers exchange
+  one small all-reduce saying who asked to stop (a hook's ``request_stop()``:
+  ``StopAtStepHook``, ``NanTensorHook``, your own); if anyone did, every worker stops
+  after that same step. Between two agreements a stop request waits for the next
+  one. An error on one worker (a hook's or the step's) is reported to the
+  cluster, so the other workers' next collective fails at once with TensorFlow's
+  error naming the task and the reason (``... Error reported from
+  /job:worker/task:1: pyhooks: worker 1 failed in local step 7: ValueError: ...``),
+  instead of waiting on a peer that is gone. End of input: use a dataset
+  distributed by the strategy (``strategy.distribute_datasets_from_function`` or
+  ``experimental_distribute_dataset``): TensorFlow gives a worker whose input is
+  over empty batches until every worker's is, then ends all at the same step (the
+  mean loss of an empty batch is NaN: with ``NanTensorHook`` all stop at the first).
+- **Per-replica values** (:func:`reduce_output`): a step output that is a
+  ``PerReplica`` value (what ``strategy.run`` returns) reaches the hooks as one
+  value over this worker's replicas: the mean for scalars (a loss per replica),
+  the concatenation along the first axis for per-example values. Values that
+  cannot be combined so are an error naming the output and the fix (reduce it in
+  the step with ``strategy.reduce``). Values across *workers* are not combined:
+  reduce them in the step if hooks should see them.
+- **Scheduled steps** (ParameterServerStrategy with a ``ClusterCoordinator``):
+  wrap the step in :class:`ScheduledSteps`; the hooks then get the values of
+  executed steps, one step behind the scheduling, and the global step counts the
+  steps whose values the hooks got. A step function returning the
+  ``RemoteValue`` of ``schedule()`` itself is refused with an error saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import namedtuple
+
+from pyhooks.errors import PyhooksError
+from pyhooks.hook import SessionRunHook, check_hooks
+from pyhooks.hooks._common import check_bool, current_backend
+
+__all__ = ["PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker", "find_worker",
+           "reduce_output", "worker_hooks", "worker_path"]
+
+_log = logging.getLogger("pyhooks")
+
+
+class Worker(namedtuple("Worker", "task_type task_id is_chief num_workers index")):
+    """Where this process stands in a cluster.
+
+    Attributes:
+        task_type, task_id: the task (``"worker"``, 1), ``None`` if unknown.
+        is_chief: whether this process writes the files and runs chief-only hooks.
+        num_workers: how many processes train together (1 for one-process strategies).
+        index: this process's position among them (0 .. num_workers - 1).
+    """
+
+    __slots__ = ()
+
+    @property
+    def name(self):
+        return (f"{self.task_type} {self.task_id}" if self.task_type is not None
+                else "this worker")
+
+
+class PerReplicaOutputError(PyhooksError, TypeError):
+    """A ``PerReplica`` step output pyhooks cannot combine for the hooks (the message says how)."""
+
+
+# --------------------------------------------------------------------------- the chief
+def _task_of(strategy):
+    """``(task_type, task_id, cluster)`` from the strategy's resolver, else ``TF_CONFIG``."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is not None and getattr(resolver, "task_type", None) is not None:
+        try:
+            cluster = resolver.cluster_spec().as_dict()
+        except Exception:  # noqa: BLE001 - a resolver without a spec: one task
+            cluster = {}
+        return resolver.task_type, int(resolver.task_id), cluster
+    config = os.environ.get("TF_CONFIG")
+    if config:
+        try:
+            parsed = json.loads(config)
+            task = parsed.get("task") or {}
+            if task.get("type") is not None:
+                return task["type"], int(task.get("index", 0)), parsed.get("cluster") or {}
+        except (ValueError, TypeError, AttributeError):
+            pass
+    return None, None, {}
+
+
+def find_worker(strategy=None, is_chief=None):
+    """This process's :class:`Worker` under ``strategy``, or ``None`` without either argument.
+
+    Args:
+        strategy: a ``tf.distribute.Strategy`` (its ``extended.should_checkpoint``
+            says whether this is the chief; its cluster resolver gives the task).
+        is_chief: True or False to decide yourself (overrides the strategy).
+
+    Raises:
+        TypeError: ``is_chief`` is not True, False or None, or ``strategy`` is not a
+            ``tf.distribute.Strategy``.
+    """
+    if strategy is None and is_chief is None:
+        return None
+    if is_chief is not None:
+        is_chief = check_bool("is_chief", is_chief)
+    if strategy is not None and not hasattr(getattr(strategy, "extended", None),
+                                            "should_checkpoint"):
+        raise TypeError(f"`strategy` must be a tf.distribute.Strategy, got {strategy!r}.")
+    task_type, task_id, cluster = _task_of(strategy)
+    if is_chief is None:
+        is_chief = bool(strategy.extended.should_checkpoint)
+    trainers = [job for job in ("chief", "worker") if job in cluster]
+    num_workers, index = 1, 0
+    if strategy is not None and trainers and task_type in trainers and _is_multi_worker(strategy):
+        num_workers = sum(len(cluster[job]) for job in trainers)
+        index = task_id + (len(cluster["chief"]) if task_type == "worker" and
+                           "chief" in cluster else 0)
+    return Worker(task_type, task_id, is_chief, num_workers, index)
+
+
+def _is_multi_worker(strategy):
+    """Whether the strategy's replicas span processes that each run the training loop."""
+    extended = strategy.extended
+    return bool(getattr(extended, "_in_multi_worker_mode", lambda: False)()) and not hasattr(
+        strategy, "_cluster_coordinator") and type(strategy).__name__ not in (
+        "ParameterServerStrategyV2", "ParameterServerStrategy")
+
+
+def worker_hooks(hooks, chief_only_hooks, worker, agree_every_n_steps=None, strategy=None):
+    """The hooks one worker runs: ``hooks``, then ``chief_only_hooks`` on the chief, then
+    (several workers, ``agree_every_n_steps`` given) a :class:`StopAgreementHook`, last, so
+    that it sees every stop request.
+
+    Raises:
+        ValueError: ``chief_only_hooks`` without a ``worker`` (no strategy, no ``is_chief``).
+    """
+    from pyhooks.timer import check_positive
+
+    hooks = check_hooks(hooks)
+    chief_only = check_hooks(chief_only_hooks, "chief_only_hooks")
+    check_positive("agree_every_n_steps", agree_every_n_steps, integer=True)
+    if worker is None:
+        if chief_only:
+            raise ValueError("`chief_only_hooks` needs `strategy=` or `is_chief=` to know whether "
+                             "this process is the chief.")
+        return hooks
+    hooks = hooks + (chief_only if worker.is_chief else [])
+    if worker.num_workers > 1 and agree_every_n_steps is not None:
+        hooks.append(StopAgreementHook(strategy, worker, agree_every_n_steps))
+    return hooks
+
+
+# --------------------------------------------------------------------------- per-worker files
+def worker_path(path, is_file=False):
+    """``path``, or on a non-chief worker its own place below it (TensorFlow's convention).
+
+    Call it in ``begin()``: the worker is the current backend's (see
+    :mod:`pyhooks.hooks._common`). A directory ``d`` becomes
+    ``d/tmp_<task_type>_<task_id>``; a file ``d/f`` (``is_file``) ``d/tmp_<...>/f``.
+    ``None`` and ``""`` stay as they are, as does every path on the chief and
+    without a strategy.
+    """
+    worker = getattr(current_backend(), "worker", None)
+    if not path or worker is None or worker.is_chief:
+        return path
+    path = os.fspath(path)
+    own = f"tmp_{worker.task_type}_{worker.task_id}" if worker.task_type is not None else "tmp"
+    if is_file:
+        directory, name = os.path.split(path)
+        return os.path.join(directory, own, name)
+    return os.path.join(path, own)
+
+
+# --------------------------------------------------------------------------- stopping together
+class StopAgreementHook(SessionRunHook):
+    """Makes all workers stop after the same step; reports this worker's failure to the others.
+
+    Added (last) by :class:`pyhooks.EagerSessionCreator` under a multi-worker
+    strategy; see the module docstring. Each agreement is one all-reduce of
+    ``num_workers`` numbers (who asked to stop), compiled once.
+
+    Args:
+        strategy: the ``tf.distribute`` strategy the workers train with.
+        worker: this process's :class:`Worker`.
+        every_n_steps: agree every this many steps (a stop waits until then).
+    """
+
+    def __init__(self, strategy, worker, every_n_steps=1):
+        from pyhooks.timer import check_positive
+
+        self._every = check_positive("agree_every_n_steps", every_n_steps, integer=True,
+                                     allow_none=False)
+        self._strategy = strategy
+        self._worker = worker
+        self._vote = None
+        self._steps = 0
+        self._pending = False
+        self.stopped_by = None  # after an agreed stop: the indices of the workers that asked
+
+    def begin(self):
+        self._steps = 0
+        self._pending = False
+        self.stopped_by = None
+        if self._vote is None:
+            self._vote = _make_vote(self._strategy, self._worker.num_workers)
+
+    def after_run(self, run_context, run_values):
+        self._steps += 1
+        if run_context.stop_requested:
+            self._pending = True
+        if self._steps % self._every:
+            if run_context.stop_requested:  # wait for the next agreement, with the others
+                run_context._stop_requested = False  # noqa: SLF001 - deferred, not dropped
+            return
+        import numpy as np
+
+        flags = np.zeros(self._worker.num_workers, np.float32)
+        flags[self._worker.index] = 1.0 if self._pending else 0.0
+        asked = np.flatnonzero(self._vote(flags).numpy())
+        if asked.size:
+            self.stopped_by = asked.tolist()
+            run_context.request_stop()
+            _log.info("Worker(s) %s asked to stop: all %d workers stop after local step %d.",
+                      self.stopped_by, self._worker.num_workers, self._steps)
+
+    def after_error(self, session, error):
+        """Tells the other workers why this one fails (unless a peer's failure caused it)."""
+        if _peer_failure(error):
+            return
+        notes = "; ".join(n.removeprefix("pyhooks: ") for n in getattr(error, "__notes__", ()))
+        message = (f"pyhooks: {self._worker.name} failed in local step {self._steps + 1}: "
+                   f"{type(error).__name__}: {error}" + (f" ({notes})" if notes else ""))
+        try:
+            from tensorflow.python.eager import context
+
+            context.context().report_error_to_cluster(2, message)  # UNKNOWN
+        except Exception as secondary:  # noqa: BLE001 - the original error wins
+            error.add_note(f"pyhooks: could not tell the other workers: {secondary!r}")
+
+
+def _peer_failure(error):
+    """Whether ``error`` is another task's failure reaching this one (nothing to report)."""
+    text = str(error)
+    return "Error reported from /job:" in text or "Collective ops is aborted by" in text
+
+
+def _make_vote(strategy, num_workers):
+    """``vote(flags) -> sum of every worker's flags``, one all-reduce, compiled once."""
+    import tensorflow as tf
+
+    def replica_sum(flags):  # (an input of the replica's own: all_reduce needs its device)
+        return tf.distribute.get_replica_context().all_reduce("SUM", tf.identity(flags))
+
+    @tf.function(input_signature=[tf.TensorSpec([num_workers], tf.float32)])
+    def vote(flags):
+        summed = strategy.run(replica_sum, args=(flags,))
+        return strategy.experimental_local_results(summed)[0]
+
+    return vote
+
+
+# --------------------------------------------------------------------------- scheduled steps
+class ScheduledSteps:
+    """A step for :class:`pyhooks.EagerSessionCreator` that schedules ``step_fn`` on the workers.
+
+    Under ParameterServerStrategy the coordinator process schedules steps
+    (``coordinator.schedule(step_fn, args, kwargs)``) that workers execute
+    later. Each call of this object schedules one step and returns the outputs
+    of the step scheduled by the call before, fetched (waiting until it has
+    executed): the workers always have the next step to run while the hooks
+    look at the last one. The first call schedules two steps and returns the
+    first one's outputs. So the hooks see every step once, in order, one step
+    behind the scheduling, and the global step counts the steps whose outputs
+    the hooks got; when the loop stops, one more step (already scheduled) is
+    still executed: ``coordinator.join()`` waits for it.
+
+    Args:
+        coordinator: a ``tf.distribute.experimental.coordinator.ClusterCoordinator``.
+        step_fn: a ``tf.function`` returning a dict of named tensors (``strategy.run``
+            inside it), as for :class:`pyhooks.EagerSessionCreator`.
+        args, kwargs: what ``schedule()`` passes to ``step_fn`` (e.g. an iterator of
+            ``coordinator.create_per_worker_dataset(...)``).
+
+    Example:
+        >>> step = pyhooks.distribute.ScheduledSteps(coordinator, train_step, args=(batches,))
+        >>> creator = pyhooks.EagerSessionCreator(step, strategy=strategy)
+    """
+
+    def __init__(self, coordinator, step_fn, args=(), kwargs=None):
+        if not callable(getattr(coordinator, "schedule", None)):
+            raise TypeError(f"`coordinator` must be a ClusterCoordinator, got {coordinator!r}.")
+        if not callable(step_fn):
+            raise TypeError(f"`step_fn` must be callable, got {step_fn!r}.")
+        self.coordinator = coordinator
+        self.step_fn = step_fn
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self._in_flight = None
+
+    def _schedule(self):
+        return self.coordinator.schedule(self.step_fn, args=self.args, kwargs=self.kwargs)
+
+    def __call__(self):
+        if self._in_flight is None:
+            self._in_flight = self._schedule()
+        executed, self._in_flight = self._in_flight, self._schedule()
+        return executed.fetch()
+
+
+# --------------------------------------------------------------------------- per-replica values
+def reduce_output(strategy, name, value):
+    """Step output ``name`` as one value: a ``PerReplica`` value combined over the replicas.
+
+    Scalars (one per replica): their mean. Arrays: concatenated along the first
+    axis (per-example values). Anything else, or arrays whose other dimensions
+    differ: :class:`PerReplicaOutputError` naming the output. Other values as they are.
+    """
+    import tensorflow as tf
+
+    if isinstance(value, tf.distribute.experimental.coordinator.RemoteValue):
+        raise PerReplicaOutputError(
+            f"Step output {name!r} is a RemoteValue of a step scheduled by a ClusterCoordinator "
+            "(ParameterServerStrategy), not yet executed: pyhooks cannot hand it to the hooks. "
+            "Give EagerSessionCreator pyhooks.distribute.ScheduledSteps(coordinator, step_fn, "
+            "args) as the step (the hooks get the values of executed steps, one step behind), "
+            f"or return values ({{'{name}': remote.fetch()}}, which waits for that step).")
+    if not isinstance(value, tf.distribute.DistributedValues):
+        return value
+    return _combine(name, strategy.experimental_local_results(value))
+
+
+def _combine(name, parts):
+    import tensorflow as tf
+
+    fix = (f"reduce it in the step, e.g. {{'{name}': strategy.reduce('MEAN', per_replica, "
+           "axis=None)}, or return one value per replica of the same shape.")
+    try:
+        shapes = [tuple(part.shape) for part in parts]
+        numeric = all(part.dtype.is_floating or part.dtype.is_integer or part.dtype.is_bool
+                      for part in parts)
+    except AttributeError:
+        shapes, numeric = None, False
+    if not numeric:
+        raise PerReplicaOutputError(f"Step output {name!r} is a per-replica value pyhooks cannot "
+                                    f"combine ({parts!r}): {fix}")
+    if all(shape == () for shape in shapes):
+        return tf.reduce_mean(tf.cast(tf.stack(parts), tf.float64 if parts[0].dtype ==
+                                      tf.float64 else tf.float32))
+    if all(len(shape) >= 1 and shape[1:] == shapes[0][1:] for shape in shapes):
+        return tf.concat([tf.identity(part) for part in parts], axis=0)
+    raise PerReplicaOutputError(f"Step output {name!r} has per-replica values of shapes "
+                                f"{shapes}, which pyhooks can neither average (scalars) nor "
+                                f"concatenate (same shape after the first axis): {fix}")

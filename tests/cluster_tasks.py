@@ -1,0 +1,295 @@
+"""One task of a localhost cluster, run as its own process by tests/test_distribute_*.py.
+
+    python tests/cluster_tasks.py <scenario> <config.json> <task_type> <task_id>
+
+``config.json`` holds ``{"cluster": {...}, "dir": ..., ...}``. A task writes what
+the test checks to ``<dir>/<task_type>_<task_id>.json`` (ps tasks serve until killed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import tensorflow as tf  # noqa: E402
+
+import pyhooks  # noqa: E402
+
+
+def _report(config, task_type, task_id, **values):
+    path = os.path.join(config["dir"], f"{task_type}_{task_id}.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as stream:
+        json.dump(values, stream)
+    os.replace(path + ".tmp", path)
+
+
+# --------------------------------------------------------------------------- TF1: ps + workers
+def tf1_ps_workers(config, task_type, task_id):
+    """A ps task serves; worker 0 is the chief; worker 1 waits for global step 5.
+
+    The train op adds one to the global step and to ``steps_of_worker_<i>`` (on the
+    ps), so the workers' step counts can be compared with the global step.
+    """
+    cluster = tf.train.ClusterSpec(config["cluster"])
+    server = tf.compat.v1.train.Server(cluster, job_name=task_type, task_index=task_id)
+    if task_type == "ps":
+        server.join()
+        return
+    last_step, chief = config["last_step"], task_id == 0
+    with tf.Graph().as_default():
+        with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(
+                worker_device=f"/job:worker/task:{task_id}", cluster=cluster)):
+            global_step = tf.compat.v1.train.get_or_create_global_step()
+            mine = [tf.compat.v1.get_variable(f"steps_of_worker_{i}", shape=[],
+                                              dtype=tf.int64, use_resource=True,
+                                              initializer=tf.compat.v1.zeros_initializer())
+                    for i in range(len(config["cluster"]["worker"]))]
+            weight = tf.compat.v1.get_variable("w", initializer=1.0, use_resource=True)
+            loss = tf.square(weight - 3.0) * tf.ones([4])  # per-example
+            tf.compat.v1.add_to_collection("losses", loss)
+            optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.01)
+            with tf.control_dependencies([mine[task_id].assign_add(1)]):
+                train_op = optimizer.minimize(tf.reduce_sum(loss), global_step=global_step)
+        seen = []
+        die_at = config.get("die_at") if not os.environ.get("PYHOOKS_TEST_RESTARTED") else None
+
+        def after_run(context, values):
+            seen.append(int(values.results))
+            if not chief and len(seen) == die_at:  # a crash: no end(), no goodbye
+                os._exit(1)
+        hooks = [pyhooks.StopAtStepHook(last_step=last_step),
+                 pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(global_step),
+                                    after_run=after_run)]
+        if not chief:
+            hooks.append(pyhooks.GlobalStepWaiterHook(wait_until_step=config["wait_until"],
+                                                      timeout_secs=60))
+        history = pyhooks.HistorySaverHook(
+            every_n_step=5, path=os.path.join(config["dir"], f"history_{task_id}.csv"))
+        # the chief holds back at step 10 until worker 1 has made enough steps (so both train)
+        wanted = config.get("worker_1_steps", 1)
+        held = []
+
+        def hold(context):
+            if seen and seen[-1] >= 10 and not held:
+                held.append(True)
+                deadline = time.monotonic() + 120
+                while (context.session.run(mine[1]) < wanted and time.monotonic() < deadline):
+                    time.sleep(0.05)
+        chief_only = [history, pyhooks.LambdaHook(before_run=hold)]
+        with pyhooks.MonitoredTrainingSession(
+                master=server.target, is_chief=chief, checkpoint_dir=config["checkpoint_dir"],
+                hooks=hooks, chief_only_hooks=chief_only, save_checkpoint_steps=10,
+                log_step_count_steps=10, save_summaries_steps=None, save_summaries_secs=None,
+                config=tf.compat.v1.ConfigProto(device_filters=[
+                    "/job:ps", f"/job:worker/task:{task_id}"]),
+                max_wait_secs=120) as session:
+            while not session.should_stop():
+                session.run(train_op)
+            final = session.raw_session().run([global_step, *mine])
+    _report(config, task_type, task_id, steps=len(seen), first_step=seen[0] if seen else None,
+            global_step=int(final[0]), steps_of_workers=[int(v) for v in final[1:]],
+            history_rows=len(history.history) if chief else None)
+
+
+# --------------------------------------------------------------------------- TF2: collective
+def mwms_eager(config, task_type, task_id):
+    """MultiWorkerMirroredStrategy, a custom loop through EagerSessionCreator.
+
+    Each worker's input comes from its own pipeline (``distribute_datasets_from_function``);
+    ``config["nan_at"] = [worker, step]`` puts a NaN in that worker's batch of that
+    step (NanTensorHook(fail_on_nan_loss=False) on every worker asks to stop);
+    ``config["fail_at"] = [worker, step]`` makes a hook raise ValueError there.
+    """
+    import numpy as np
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    nan_worker, nan_step = config.get("nan_at") or (-1, -1)
+
+    def dataset(context):
+        x = np.ones((64, 1), np.float32) * (1 + context.input_pipeline_id)
+        if context.input_pipeline_id == nan_worker:
+            x[(nan_step - 1) * 4] = np.nan  # the first example of that step's batch
+        data = tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4)
+        # "finite": 16 batches on worker 0, 12 on worker 1
+        return data.take(16 - 4 * context.input_pipeline_id) if config.get("finite") else (
+            data.repeat())
+
+    with strategy.scope():
+        weight = tf.Variable([[0.0]])
+        optimizer = tf.keras.optimizers.SGD(0.01)
+    iterator = iter(strategy.distribute_datasets_from_function(dataset))
+
+    @tf.function
+    def train_step():
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
+                loss = tf.reduce_mean(losses)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
+            return {"loss": loss, "losses": losses}
+        return strategy.run(replica, args=next(iterator))
+
+    out = config["dir"]
+    steps, chief_steps = [], []
+    fail_worker, fail_step = config.get("fail_at") or (-1, -1)
+    hang_worker, hang_step = config.get("hang_at") or (-1, -1)
+
+    def after_run(context, values):
+        steps.append(int(values.results) + 1)
+        if task_id == fail_worker and steps[-1] == fail_step:
+            raise ValueError(f"boom at step {fail_step}")
+        if task_id == hang_worker and steps[-1] == hang_step:  # to be killed by the test
+            open(os.path.join(out, f"hanging_{task_id}"), "w").close()  # noqa: SIM115
+            time.sleep(600)
+
+    hooks = [pyhooks.StopAtStepHook(last_step=config.get("last_step", 20)),
+             pyhooks.NanTensorHook("loss", fail_on_nan_loss=False),
+             pyhooks.HistorySaverHook(every_n_step=5, path=os.path.join(out, "history.csv")),
+             pyhooks.StepCounterHook(every_n_steps=5, output_dir=os.path.join(out, "events")),
+             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(
+                 context.session.graph.global_step_read()), after_run=after_run)]
+    chief_only = [pyhooks.LambdaHook(after_run=lambda context, values: chief_steps.append(1))]
+    creator = pyhooks.EagerSessionCreator(
+        train_step, strategy=strategy, chief_only_hooks=chief_only,
+        agree_every_n_steps=config.get("agree_every_n_steps", 1))
+    error = None
+    try:
+        with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+            while not session.should_stop():
+                session.run()
+    except Exception as caught:  # noqa: BLE001 - reported to the test
+        error = caught
+    _report(config, task_type, task_id, steps=len(steps), last_step=steps[-1] if steps else None,
+            chief_steps=len(chief_steps), is_chief=creator.worker.is_chief,
+            num_workers=creator.worker.num_workers,
+            error=None if error is None else type(error).__name__,
+            message=None if error is None else "\n".join([str(error),
+                                                          *getattr(error, "__notes__", [])]))
+    if error is not None:
+        sys.exit(3)
+
+
+# --------------------------------------------------------------------------- TF2: ps strategy
+def pss_eager(config, task_type, task_id):
+    """ParameterServerStrategy: workers and ps serve; the chief schedules through ScheduledSteps."""
+    import numpy as np
+
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    if task_type in ("worker", "ps"):
+        tf.distribute.Server(resolver.cluster_spec(), job_name=task_type, task_index=task_id,
+                             protocol="grpc", start=True).join()
+        return
+    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    with strategy.scope():
+        weight = tf.Variable([[0.0]])
+        executed = tf.Variable(0, dtype=tf.int64)
+        optimizer = tf.keras.optimizers.SGD(0.01)
+
+    def dataset():
+        x = np.ones((64, 1), np.float32)
+        return tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4).repeat()
+    batches = iter(coordinator.create_per_worker_dataset(dataset))
+
+    @tf.function
+    def train_step(iterator):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
+                loss = tf.reduce_mean(losses)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
+            return {"loss": loss, "losses": losses, "executed": executed.assign_add(1)}
+        return strategy.run(replica, args=next(iterator))
+
+    history = pyhooks.HistorySaverHook(every_n_step=1)
+    seen = []
+    hooks = [pyhooks.StopAtStepHook(last_step=config["last_step"]), history,
+             pyhooks.NanTensorHook("loss"),
+             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs("executed"),
+                                after_run=lambda context, values: seen.append(
+                                    int(values.results)))]
+    step = pyhooks.distribute.ScheduledSteps(coordinator, train_step, args=(batches,))
+    creator = pyhooks.EagerSessionCreator(step, strategy=strategy)
+    with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+        while not session.should_stop():
+            session.run()
+    coordinator.join()
+    _report(config, task_type, task_id, history=history.history.to_dict(),
+            global_step=int(creator.global_step.numpy()), executed=int(executed.numpy()),
+            seen_executed=seen, is_chief=creator.worker.is_chief,
+            num_workers=creator.worker.num_workers)
+
+
+# --------------------------------------------------------------------------- one process
+def mirrored(config, task_type, task_id):
+    """MirroredStrategy over 2 logical CPUs: an eager loop and model.fit, per-replica outputs."""
+    import numpy as np
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    x = np.arange(16, dtype=np.float32).reshape(16, 1)
+    with strategy.scope():
+        weight = tf.Variable([[0.0]])
+        optimizer = tf.keras.optimizers.SGD(0.001)
+    iterator = iter(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(8).repeat()))
+
+    @tf.function
+    def train_step():
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
+                loss = tf.reduce_mean(losses)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
+            odd = tf.zeros([2, tf.distribute.get_replica_context().replica_id_in_sync_group + 1])
+            return {"loss": loss, "losses": losses, "odd": odd, "x": x[:, 0]}
+        return strategy.run(replica, args=next(iterator))
+
+    history = pyhooks.HistorySaverHook(every_n_step=1)
+    seen = []
+    bar_output = []
+    hooks = [history, pyhooks.NanTensorHook("loss"), pyhooks.StopAtStepHook(last_step=2),
+             pyhooks.ProgressBarHook(total=2, writer=bar_output.append, mode="plain"),
+             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(["loss", "x"]),
+                                after_run=lambda context, values: seen.append(values.results))]
+    creator = pyhooks.EagerSessionCreator(train_step, strategy=strategy, chief_only_hooks=[])
+    with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+        first = session.run("loss")
+        while not session.should_stop():
+            session.run()
+        try:
+            session.raw_session().pyhooks_read("odd")  # the last step's, no step run
+            refused = None
+        except pyhooks.distribute.PerReplicaOutputError as error:
+            refused = str(error)
+    # model.fit under the same strategy, with a chief-only hook (this process is the chief)
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        fit_history = pyhooks.HistorySaverHook(every_n_step=1)
+        callback = pyhooks.keras_callback([], chief_only_hooks=[fit_history])
+    model.fit(x, 2 * x, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
+    _report(config, task_type, task_id, first=float(first), first_type=type(first).__name__,
+            history={k: [float(v) for v in vs] for k, vs in history.history.to_dict().items()},
+            seen_x=[np.asarray(x).tolist() for _, x in seen], refused=refused,
+            bar=bar_output, fit_rows=len(fit_history.history), chief=callback.worker.is_chief)
+
+
+SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "pss_eager": pss_eager,
+             "mirrored": mirrored}
+
+
+def main(argv):
+    scenario, config_path, task_type, task_id = argv[1:5]
+    with open(config_path, encoding="utf-8") as stream:
+        config = json.load(stream)
+    SCENARIOS[scenario](config, task_type, int(task_id))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,166 @@
+"""pyhooks.distribute in one process: the chief, per-worker paths, value combination.
+
+MirroredStrategy over two logical CPUs needs a fresh TensorFlow runtime: that test
+runs ``cluster_tasks.py mirrored`` in a process of its own.
+"""
+
+import glob
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import pyhooks
+from cluster_util import Cluster
+from pyhooks import distribute
+from pyhooks.eager import StepGraph
+from pyhooks.hooks._common import backend_scope
+
+
+def worker(is_chief, task_type="worker", task_id=1):
+    return distribute.Worker(task_type, task_id, is_chief, 1, 0)
+
+
+def path_under(worker_, path, is_file=False):
+    graph = StepGraph(None)
+    graph.worker = worker_
+    with backend_scope(graph):
+        return distribute.worker_path(path, is_file)
+
+
+def test_worker_paths_follow_tensorflows_convention():
+    assert path_under(worker(False), "/m/events") == os.path.join("/m/events", "tmp_worker_1")
+    assert path_under(worker(False), "/m/h.csv", is_file=True) == os.path.join(
+        "/m", "tmp_worker_1", "h.csv")
+    assert path_under(worker(False, None, None), "/m") == os.path.join("/m", "tmp")
+    for same in (worker(True), None):
+        assert path_under(same, "/m/events") == "/m/events"
+    assert path_under(worker(False), None) is None
+    assert distribute.worker_path("/m/events") == "/m/events"  # no backend: a graph
+
+
+def test_find_worker_arguments():
+    assert distribute.find_worker() is None
+    assert distribute.find_worker(strategy=tf.distribute.get_strategy()).is_chief is True
+    assert distribute.find_worker(is_chief=False).is_chief is False
+    with pytest.raises(TypeError, match=r"`is_chief` must be True or False, got 'no' \(str\)"):
+        distribute.find_worker(is_chief="no")
+    with pytest.raises(TypeError, match="`strategy` must be a tf.distribute.Strategy, got 3"):
+        distribute.find_worker(strategy=3)
+
+
+def test_the_task_comes_from_tf_config_without_a_resolver(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"worker": ["localhost:1", "localhost:2"]},
+        "task": {"type": "worker", "index": 1}}))
+    found = distribute.find_worker(is_chief=False)
+    assert (found.task_type, found.task_id, found.num_workers) == ("worker", 1, 1)
+
+
+def eager_step():
+    weight = tf.Variable(1.0)
+
+    @tf.function
+    def step():
+        weight.assign_add(1.0)
+        return {"loss": weight * 1.0, "losses": tf.fill([4], weight)}
+    return step
+
+
+@pytest.mark.parametrize("is_chief", [True, False])
+def test_eager_chief_only_hooks_and_per_worker_files(tmp_path, monkeypatch, is_chief):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["a:1", "b:2"]},
+                                                "task": {"type": "worker", "index": 1}}))
+    ran = []
+    chief_only = [pyhooks.LambdaHook(after_run=lambda context, values: ran.append(1))]
+    creator = pyhooks.EagerSessionCreator(eager_step(), is_chief=is_chief,
+                                          chief_only_hooks=chief_only)
+    hooks = [pyhooks.StopAtStepHook(last_step=3),
+             pyhooks.HistorySaverHook(every_n_step=1, path=tmp_path / "history.csv"),
+             pyhooks.StepCounterHook(every_n_steps=1, output_dir=str(tmp_path / "events")),
+             pyhooks.CheckpointSaverHook(str(tmp_path / "ckpt"), save_steps=2,
+                                         saver=tf.train.Checkpoint())]
+    with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+        while not session.should_stop():
+            session.run()
+    own = "" if is_chief else "tmp_worker_1"
+    assert len(ran) == (3 if is_chief else 0)
+    with open(tmp_path / own / "history.csv", encoding="utf-8") as stream:
+        assert stream.read().splitlines()[1:] == ["2.0,8.0,1,1", "3.0,12.0,2,1", "4.0,16.0,3,1"]
+    assert os.path.exists(tmp_path / "history.csv") == is_chief
+    assert glob.glob(str(tmp_path / "events" / own / "events.out.tfevents.*"))
+    assert bool(glob.glob(str(tmp_path / "events" / "events.out.*"))) == is_chief
+    assert tf.train.latest_checkpoint(str(tmp_path / "ckpt" / own)).endswith("model.ckpt-3")
+    assert (tf.train.latest_checkpoint(str(tmp_path / "ckpt")) is not None) == is_chief
+
+
+def test_chief_only_hooks_need_to_know_the_chief():
+    with pytest.raises(ValueError, match="`chief_only_hooks` needs `strategy=` or `is_chief=`"):
+        pyhooks.EagerSessionCreator(eager_step(), chief_only_hooks=[pyhooks.LambdaHook()])
+    with pytest.raises(TypeError, match=r"chief_only_hooks\[0\]"):
+        pyhooks.EagerSessionCreator(eager_step(), is_chief=True, chief_only_hooks=[3])
+    with pytest.raises(ValueError, match="`agree_every_n_steps` must be positive, got 0"):
+        pyhooks.EagerSessionCreator(eager_step(), is_chief=True, agree_every_n_steps=0)
+
+
+def test_keras_callback_runs_chief_only_hooks_on_the_chief_only(tmp_path):
+    x = np.ones((8, 1), np.float32)
+    counts = {}
+    for is_chief in (True, False):
+        model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        ran = []
+        callback = pyhooks.keras_callback(
+            [pyhooks.HistorySaverHook(every_n_step=1, path=tmp_path / "h.csv")], is_chief=is_chief,
+            chief_only_hooks=[pyhooks.LambdaHook(after_run=lambda c, v: ran.append(1))])
+        model.fit(x, x, batch_size=4, epochs=1, verbose=0, callbacks=[callback])
+        counts[is_chief] = len(ran)
+    assert counts == {True: 2, False: 0}
+    assert os.path.exists(tmp_path / "h.csv") and os.path.exists(tmp_path / "tmp" / "h.csv")
+
+
+def test_per_replica_values_are_averaged_or_concatenated_or_refused():
+    mean = distribute._combine("loss", [tf.constant(1.0), tf.constant(4.0)])
+    assert float(mean) == 2.5
+    joined = distribute._combine("losses", [tf.constant([1.0, 2.0]), tf.constant([3.0])])
+    assert joined.numpy().tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(distribute.PerReplicaOutputError,
+                       match=r"Step output 'odd' has per-replica values of shapes \[\(1, 2\), "
+                             r"\(1, 3\)\].*strategy.reduce\('MEAN'"):
+        distribute._combine("odd", [tf.zeros([1, 2]), tf.zeros([1, 3])])
+    with pytest.raises(distribute.PerReplicaOutputError, match="Step output 'names'"):
+        distribute._combine("names", [tf.constant("a"), tf.constant("b")])
+    assert distribute.reduce_output(None, "loss", 3.0) == 3.0  # not per-replica: as it is
+
+
+@pytest.mark.cluster
+def test_mirrored_strategy_eager_loop_and_model_fit(tmp_path):
+    with Cluster(tmp_path, "mirrored", {}, serving=()) as cluster:
+        cluster.start("local", 0)
+        (code, report, log), = cluster.wait(timeout=120).values()
+    assert code == 0 and report is not None, log
+    # replica 0 has x = 0..3, replica 1 x = 4..7: losses 4x^2, means 14 and 126
+    assert (report["first"], report["first_type"]) == (70.0, "float32")
+    assert report["history"]["total_losses"][0] == 560.0
+    assert report["history"]["mean_losses"][0] == 70.0
+    assert report["history"]["steps"] == [1.0, 2.0]
+    assert report["seen_x"] == [list(range(8)), list(range(8, 16))]  # concatenated, in order
+    assert report["bar"][-1].startswith("Training 2/2 [")
+    assert "Step output 'odd' has per-replica values of shapes [(2, 1), (2, 2)]" in report[
+        "refused"]
+    assert report["fit_rows"] == 2 and report["chief"] is True
+
+
+def test_remote_values_of_scheduled_steps_are_refused_naming_the_output():
+    class Scheduled(tf.distribute.experimental.coordinator.RemoteValue):
+        def fetch(self):
+            raise AssertionError("not fetched")
+
+        def get(self):
+            raise AssertionError("not fetched")
+
+    with pytest.raises(distribute.PerReplicaOutputError,
+                       match=r"Step output 'loss' is a RemoteValue .*\{'loss': remote.fetch\(\)\}"):
+        distribute.reduce_output(tf.distribute.get_strategy(), "loss", Scheduled())

@@ -13,9 +13,10 @@ import sys
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunValues
 
-__all__ = ["FETCH_ERRORS", "Coordinator", "call", "call_after_error", "call_after_run",
+__all__ = ["FETCH_ERRORS", "Coordinator", "after_positions", "call", "call_after_error",
+           "call_after_run",
            "call_before_run", "call_end", "is_end_of_input", "is_preemption", "make_coordinator",
-           "new_run_metadata", "new_run_options", "note_fetch_owner"]
+           "new_run_metadata", "new_run_options", "note_fetch_owner", "results_of_after_hooks"]
 
 FETCH_ERRORS = (TypeError, ValueError, LookupError)  # what a fetch nobody can fetch raises
 _new_tuple = tuple.__new__  # a namedtuple without its Python-level __new__ (per step and hook)
@@ -80,6 +81,21 @@ def call_after_run(hooks, results, context, options, run_metadata):
     except BaseException as error:
         add_hook_note(error, hook, "after_run")
         raise
+
+
+def after_positions(before_hooks, after_hooks):
+    """For each ``after_run`` hook, the position of its results among the ``before_run`` hooks'
+    (``-1``: it has no ``before_run``); ``None`` when the two lists are the same hooks."""
+    where = {id(h): i for i, h in enumerate(before_hooks)}
+    positions = [where.get(id(h), -1) for h in after_hooks]
+    return None if positions == list(range(len(before_hooks))) else positions
+
+
+def results_of_after_hooks(results, positions):
+    """The before_run hooks' ``results`` in the after_run hooks' order (see :func:`after_positions`)."""
+    if positions is None:
+        return results
+    return [None if p < 0 else results[p] for p in positions]
 
 
 def call_end(hooks, session):

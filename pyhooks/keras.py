@@ -45,9 +45,10 @@ except ImportError as error:  # pragma: no cover - depends on the installation
                       "pip install tensorflow keras") from error
 
 from pyhooks._plans import PlanCache
-from pyhooks._steps import (FETCH_ERRORS, Coordinator, call, call_after_error, call_after_run,
-                            call_before_run, call_end, is_end_of_input, new_run_metadata,
-                            new_run_options, note_fetch_owner)
+from pyhooks._steps import (FETCH_ERRORS, Coordinator, after_positions, call,
+                            call_after_error, call_after_run, call_before_run, call_end,
+                            is_end_of_input, new_run_metadata, new_run_options,
+                            note_fetch_owner, results_of_after_hooks)
 from pyhooks.eager import StepGraph, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
@@ -162,8 +163,7 @@ class HooksCallback(keras.callbacks.Callback):
         self._context = None
         self._first_batch = 0
         self._plans = PlanCache()  # a batch's fetches
-        where = {id(h): i for i, h in enumerate(self._before_hooks)}
-        self._after_positions = [where.get(id(h), -1) for h in self._after_hooks]
+        self._after_positions = after_positions(self._before_hooks, self._after_hooks)
         self._plan = None
         self._asked = ()  # the batch's args_list
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
@@ -248,9 +248,9 @@ class HooksCallback(keras.callbacks.Callback):
             values = session._evaluate(plan.flat, logs, reached - 1)  # noqa: SLF001
             session.step = reached
             _, results = plan.results(values)
-            results.append(None)  # for an after_run hook without before_run
-            call_after_run(self._after_hooks, [results[p] for p in self._after_positions],
-                           context, new_run_options(), new_run_metadata())
+            call_after_run(self._after_hooks,
+                           results_of_after_hooks(results, self._after_positions), context,
+                           new_run_options(), new_run_metadata())
         except BaseException as error:
             if isinstance(error, FETCH_ERRORS):
                 note_fetch_owner(error, session, self.hooks, self._before_hooks, self._asked)

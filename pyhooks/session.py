@@ -48,10 +48,10 @@ from time import perf_counter
 
 from pyhooks._feeds import merge_requests
 from pyhooks._plans import PlanCache
-from pyhooks._steps import (FETCH_ERRORS, call, call_after_error, call_after_run,
+from pyhooks._steps import (FETCH_ERRORS, after_positions, call, call_after_error, call_after_run,
                             call_before_run, call_end, is_end_of_input, is_preemption,
                             make_coordinator, new_run_metadata, new_run_options,
-                            note_fetch_owner)
+                            note_fetch_owner, results_of_after_hooks)
 from pyhooks.hook import SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 
 __all__ = ["MonitoredSession", "SingularMonitoredSession"]
@@ -75,12 +75,7 @@ class _MonitoredSessionBase:
         self._after_hooks = using["after_run"]
         self._end_hooks = using["end"]
         self._error_hooks = using["after_error"]
-        where = {id(h): i for i, h in enumerate(self._before_hooks)}
-        # for each after_run hook, its before_run results (the last slot: nothing asked);
-        # None when the two lists are the same hooks
-        self._after_positions = [where.get(id(h), -1) for h in self._after_hooks]
-        if self._after_positions == list(range(len(self._before_hooks))):
-            self._after_positions = None
+        self._after_positions = after_positions(self._before_hooks, self._after_hooks)
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
         self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
         self._plans = PlanCache()
@@ -340,10 +335,8 @@ class _MonitoredSessionBase:
             note_fetch_owner(error, sess, self._hooks, self._before_hooks, args_list)
             raise
         result, results = plan.results(values)
-        if self._after_positions is not None:  # not each before_run hook's own after_run
-            results.append(None)  # the results of an after_run hook without before_run
-            results = [results[p] for p in self._after_positions]
-        call_after_run(after, results, context, options, run_metadata)
+        call_after_run(after, results_of_after_hooks(results, self._after_positions), context,
+                       options, run_metadata)
         if context.stop_requested:
             self._stop = True
         return result

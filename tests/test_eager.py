@@ -630,3 +630,18 @@ def test_spec_custom_r_hook_runs_unchanged_on_eager_and_keras():
     assert runs[0] == pytest.approx(expected["eager"], abs=1e-6)
     assert runs[1] == pytest.approx(expected["keras"], abs=1e-6)
     assert proc.stdout.count('[1] "Running step: 4"') == 2
+
+
+def test_every_hook_gets_end_even_after_one_raised_and_the_first_error_wins():
+    ended = []
+
+    def ends(name, fail):
+        def end(session):
+            ended.append(name)
+            if fail:
+                raise ValueError(f"boom in {name}")
+        return pyhooks.LambdaHook(end=end, name=name)
+    with pytest.raises(ValueError, match="boom in a") as info:
+        loop(session(Model(), [ends("a", True), ends("b", False), ends("c", True)]), max_steps=2)
+    assert ended == ["a", "b", "c"]
+    assert [str(e) for e in info.value.pyhooks_end_errors] == ["boom in c"]

@@ -446,3 +446,22 @@ def test_a_callback_used_in_one_fit_starts_the_next_fit_afresh():
     assert len(hook.results) == len(keras_logs.logs) == 3 * BATCHES
     for results, entry in zip(hook.results, keras_logs.logs):
         assert results == pytest.approx((entry["loss"], entry["mae"]))
+
+
+class _Ends(pyhooks.SessionRunHook):
+    def __init__(self, name, ended, fail):
+        self.name, self.ended, self.fail = name, ended, fail
+
+    def end(self, session):
+        self.ended.append(self.name)
+        if self.fail:
+            raise ValueError(f"boom in {self.name}")
+
+
+def test_every_hook_gets_end_even_after_one_raised_and_the_first_error_wins():
+    ended = []
+    with pytest.raises(ValueError, match="boom in a") as info:
+        fit([_Ends("a", ended, True), _Ends("b", ended, False), _Ends("c", ended, True)],
+            epochs=1)
+    assert ended == ["a", "b", "c"]
+    assert [str(e) for e in info.value.pyhooks_end_errors] == ["boom in c"]

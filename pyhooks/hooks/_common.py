@@ -31,7 +31,7 @@ import numpy as np
 from pyhooks.errors import HookSetupError
 
 __all__ = ["backend_scope", "check_bool", "current_backend", "exact_step", "global_step_read",
-           "step_read_is_exact",
+           "reached_step", "step_read_is_exact",
            "read_values", "require_graph", "to_numpy"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
@@ -151,6 +151,16 @@ def _depends_on(op, wanted):
 def exact_step(session, read):
     """The global step now, read alone (no step runs with it): exact."""
     return int(read_values(session, read))
+
+
+def reached_step(run_context, read, fetched, exact):
+    """The step a run reached, for a hook about to act on it.
+
+    ``fetched`` is the value of ``read`` fetched with the run; with ``exact``
+    (:func:`step_read_is_exact`) ``fetched + 1`` is the step, else a raw read
+    confirms it (``fetched + 1`` may be one too many).
+    """
+    return int(fetched) + 1 if exact else exact_step(run_context.session, read)
 
 
 def check_bool(name, value):

@@ -86,7 +86,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._checkpoint_dir = worker_path(self._given_dir)  # a non-chief worker: its own
         self._save_path = os.path.join(self._checkpoint_dir, self._basename)
         self._global_step_tensor = global_step_read("CheckpointSaverHook")
-        # the same every step; eager, Keras: the step as a Python int (compares cheaper)
+        # the same args every step
         self._args = SessionRunArgs(self._global_step_tensor)
         if backend is not None:  # eager / Keras: a tf.train.Checkpoint, no graph files
             self._writer = None

@@ -10,7 +10,8 @@ import numpy as np
 
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import exact_step, global_step_read, step_read_is_exact, to_numpy
+from pyhooks.hooks._common import (exact_step, global_step_read, reached_step,
+                                   step_read_is_exact, to_numpy)
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.hooks._model_dir import disk_error
@@ -94,7 +95,7 @@ class HistorySaverHook(SessionRunHook):
         loss = find_loss(self._loss, name, required=True)
         extra = [graph_element(v, f"metric {k!r}", name)
                  for k, v in self._metrics.items()]
-        step = self._step_tensor  # eager, Keras: a Python int (compares cheaper)
+        step = self._step_tensor
         self._args = SessionRunArgs((step, loss, *extra))  # a tuple: cannot change
         self._last = None
         self._recorded_step = -1
@@ -107,10 +108,9 @@ class HistorySaverHook(SessionRunHook):
 
     def after_run(self, run_context, run_values):
         self._last = results = run_values.results
-        step = int(results[0]) + 1  # the step reached; one more if the read raced the train op
-        if step >= self._due:
-            if not self._exact:
-                step = exact_step(run_context.session, self._step_tensor)
+        # fetched + 1 is the step reached, or one more if the read raced the train op
+        if int(results[0]) + 1 >= self._due:
+            step = reached_step(run_context, self._step_tensor, results[0], self._exact)
             if step >= self._due and step > self._recorded_step:
                 self._due = step + self._every_n_step
                 self._record(results, step)

@@ -27,8 +27,7 @@ class ProgressBarHook(SessionRunHook):
     per-example loss (the ``losses`` collection of a graph, an eager step's
     ``"losses"`` output), a scalar loss as it is (an eager step's ``"loss"``,
     what Keras' logs report, a ``loss=`` scalar). It is fetched with every step
-    (the runner sends a tensor several hooks ask for once; on the eager and
-    Keras backends it is converted to numpy only when a line is drawn).
+    (the runner sends a tensor several hooks ask for once).
     The ETA (and the rate when ``total`` is unknown) comes from the steps of
     the last ~30 seconds after the first step, which also pays for building and
     tracing: until a second line is due the ETA shows ``?``.

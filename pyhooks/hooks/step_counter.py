@@ -7,7 +7,7 @@ import math
 
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (current_backend, exact_step, global_step_read,
+from pyhooks.hooks._common import (current_backend, global_step_read, reached_step,
                                    step_read_is_exact)
 from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
@@ -80,7 +80,6 @@ class StepCounterHook(SessionRunHook):
         self._timer.reset()
         self._due = -math.inf
         self._last_global_step = None
-        # eager, Keras: the step as a Python int (compares cheaper, at every step)
         self._args = SessionRunArgs(self._global_step_tensor)
 
     def before_run(self, run_context):
@@ -88,10 +87,9 @@ class StepCounterHook(SessionRunHook):
 
     def after_run(self, run_context, run_values):
         stale = run_values.results
-        step = int(stale) + 1  # the step reached; one more if the read raced the train op
-        if step > self._due and self._timer.should_trigger_for_step(step):
-            if not self._exact:
-                step = exact_step(run_context.session, self._global_step_tensor)
+        upper = int(stale) + 1  # the step reached; one more if the read raced the train op
+        if upper > self._due and self._timer.should_trigger_for_step(upper):
+            step = reached_step(run_context, self._global_step_tensor, stale, self._exact)
             if self._timer.should_trigger_for_step(step):
                 self._count(step)
         if stale == self._last_global_step and self._warned < 5:

@@ -53,7 +53,7 @@ class StopAtStepHook(SessionRunHook):
 
     def begin(self):
         self._global_step_tensor = global_step_read("StopAtStepHook")
-        # the same every step; eager, Keras: the step as a Python int (compares cheaper)
+        # the same args every step
         self._args = SessionRunArgs(self._global_step_tensor)
         self._last_step = self._given_last_step
 

@@ -385,7 +385,7 @@ class CustomEstimator(Estimator):
                                 f"graph, got {spec.train_op!r}.") from error
             state.train_op = train_op
             v1.add_to_collection(v1.GraphKeys.TRAIN_OP, train_op)
-            state.fetches = [train_op]
+            state.fetches = train_op
             state.spec_hooks = [*spec.training_hooks, _GlobalStepMustAdvance(state.global_step_read)]
             return
         with v1.variable_scope("metrics"):
@@ -397,7 +397,7 @@ class CustomEstimator(Estimator):
         state.metric_reset = v1.variables_initializer(
             v1.get_collection(v1.GraphKeys.METRIC_VARIABLES) +
             v1.get_collection(v1.GraphKeys.LOCAL_VARIABLES))
-        state.fetches = [state.metric_update]
+        state.fetches = state.metric_update
         state.spec_hooks = spec.evaluation_hooks
 
     def _available_keys(self, state):

@@ -381,7 +381,7 @@ class _GraphState:
                 with tf.control_dependencies([update, self.global_step_read]):
                     self.train_op = self.global_step.assign_add(1, read_value=False)
                 v1.add_to_collection(v1.GraphKeys.TRAIN_OP, self.train_op)
-                self.fetches = [self.train_op]
+                self.fetches = self.train_op
             else:
                 with v1.variable_scope("metrics"):
                     metrics = head.metrics(tf, labels, logits, unweighted, weights,
@@ -390,7 +390,7 @@ class _GraphState:
                 self.metric_update = tf.group(*[u for _, u in metrics.values()])
                 self.metric_reset = v1.variables_initializer(
                     v1.get_collection(v1.GraphKeys.METRIC_VARIABLES))
-                self.fetches = [self.metric_update]
+                self.fetches = self.metric_update
 
     def _index_stamp(self):
         try:

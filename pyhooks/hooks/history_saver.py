@@ -10,7 +10,7 @@ import numpy as np
 
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (exact_step, global_step_read, reached_step,
+from pyhooks.hooks._common import (exact_step, global_step_read, reached_step, step_reader,
                                    step_read_is_exact, to_numpy)
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
@@ -101,7 +101,8 @@ class HistorySaverHook(SessionRunHook):
         self._recorded_step = -1
 
     def after_create_session(self, session, coord):
-        self._due = exact_step(session, self._step_tensor) + self._every_n_step
+        self._read_step = step_reader(session, self._step_tensor)
+        self._due = self._read_step() + self._every_n_step
 
     def before_run(self, run_context):
         return self._args
@@ -110,7 +111,7 @@ class HistorySaverHook(SessionRunHook):
         self._last = results = run_values.results
         # fetched + 1 is the step reached, or one more if the read raced the train op
         if int(results[0]) + 1 >= self._due:
-            step = reached_step(run_context, self._step_tensor, results[0], self._exact)
+            step = reached_step(self._read_step, results[0], self._exact)
             if step >= self._due and step > self._recorded_step:
                 self._due = step + self._every_n_step
                 self._record(results, step)

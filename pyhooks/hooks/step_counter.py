@@ -7,7 +7,7 @@ import math
 
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (current_backend, global_step_read, reached_step,
+from pyhooks.hooks._common import (current_backend, global_step_read, reached_step, step_reader,
                                    step_read_is_exact)
 from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
@@ -82,6 +82,9 @@ class StepCounterHook(SessionRunHook):
         self._last_global_step = None
         self._args = SessionRunArgs(self._global_step_tensor)
 
+    def after_create_session(self, session, coord):
+        self._read_step = step_reader(session, self._global_step_tensor)
+
     def before_run(self, run_context):
         return self._args
 
@@ -89,7 +92,7 @@ class StepCounterHook(SessionRunHook):
         stale = run_values.results
         upper = int(stale) + 1  # the step reached; one more if the read raced the train op
         if upper > self._due and self._timer.should_trigger_for_step(upper):
-            step = reached_step(run_context, self._global_step_tensor, stale, self._exact)
+            step = reached_step(self._read_step, stale, self._exact)
             if self._timer.should_trigger_for_step(step):
                 self._count(step)
         if stale == self._last_global_step and self._warned < 5:

@@ -15,7 +15,8 @@ Workloads:
   the global step read, as in pyhooks' estimators (a fetched read + 1 is then
   exact; without it hooks confirm a step with a raw read before acting on it);
 - estimator: ``linear_regressor`` on mtcars (batch 8) through ``train()`` with
-  a progress bar and a history, per step of the whole call;
+  a progress bar and a history, per step of the whole call (500 steps); also
+  without the TensorBoard event files estimators now write by default;
 - keras: ``model.fit`` of a small dense model, 4 hooks through
   ``keras_callback``, per batch.
 
@@ -92,14 +93,16 @@ def toy(kind, hooks_kind):
     return block
 
 
-def estimator():
+def estimator(events=True):
     import pyhooks
     from pyhooks.estimators import (column_numeric, feature_columns, input_fn,
                                     linear_regressor, load_mtcars, train)
 
     data = load_mtcars()
+    # events=False: no TensorBoard event files (they came after the base commit)
+    config = {} if events else {"config": pyhooks.estimators.run_config(save_summary_steps=0)}
     model = linear_regressor(feature_columns=feature_columns(column_numeric("drat"),
-                                                             column_numeric("cyl")))
+                                                             column_numeric("cyl")), **config)
     source = input_fn(data, response="mpg", features=["drat", "cyl"], batch_size=8,
                       num_epochs=None)
 
@@ -138,8 +141,8 @@ def worker(case):
     if case.startswith("toy"):
         kind, hooks_kind = case.split(":")[1:]
         block = toy(kind, hooks_kind)
-    elif case == "estimator":
-        block = estimator()
+    elif case.startswith("estimator"):
+        block = estimator(events=case != "estimator:no-events")
     else:
         block, steps_of = keras_fit()
     block(200)  # warm-up (graph, callables, tracing)
@@ -205,6 +208,8 @@ def main():
          opts.steps),
         (f"estimator (mtcars), train(): pyhooks {opts.base}", "estimator", base, 500),
         ("estimator (mtcars), train(): pyhooks now", "estimator", ROOT, 500),
+        ("estimator (mtcars), train(), no event files: pyhooks now", "estimator:no-events", ROOT,
+         500),
         (f"keras fit, 4 hooks: pyhooks {opts.base}", "keras", base, 640),
         ("keras fit, 4 hooks: pyhooks now", "keras", ROOT, 640),
     ]

@@ -58,8 +58,8 @@ __all__ = ["MonitoredSession", "SingularMonitoredSession"]
 
 _log = logging.getLogger("pyhooks")
 
-MAX_RECOVERIES = 30
-_new_tuple = tuple.__new__  # a namedtuple without its Python-level __new__ (per step)  # sessions re-created in a row without a successful step, then the error
+MAX_RECOVERIES = 30  # sessions re-created in a row without a successful step, then the error
+_new_tuple = tuple.__new__  # a namedtuple without its Python-level __new__ (per step)
 
 
 # --------------------------------------------------------------------------- runner

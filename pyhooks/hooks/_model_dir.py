@@ -235,9 +235,11 @@ class TrainingLock:
         except BaseException:
             os.close(fd)
             raise
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        try:  # no truncation to 0 first: on ext4 closing a truncated file flushes it (~4 ms)
+            holder = f"pid {os.getpid()} on {socket.gethostname()}\n".encode()
+            os.pwrite(fd, holder, 0)
+            if os.fstat(fd).st_size > len(holder):
+                os.ftruncate(fd, len(holder))
         except OSError:
             pass  # a full disk: the lock holds anyway, the message says "unknown"
         self._fd = fd

@@ -270,16 +270,27 @@ def test_step_counter_and_stop_at_step_use_exact_steps(tmp_path, racing):
     assert seen == [3, 5, 7]  # the timer's first trigger at step 1 records nothing
 
 
-def test_a_step_read_is_exact_only_where_every_increment_waits_for_it():
-    from pyhooks.hooks._common import global_step_read, step_read_is_exact
+def test_runs_without_the_train_op_leave_history_rows_on_their_steps(tmp_path):
+    """A graph whose increment waits for the step read (a fetched read + 1 is the step a
+    training run reaches), with runs that only evaluate in between: those reach no step,
+    so no row is labelled ahead of the step it was recorded at."""
+    from tensorflow.python.training import training_util
 
-    graph, _ = counter_graph()
+    graph = tf.Graph()
     with graph.as_default():
-        assert not step_read_is_exact(global_step_read("test"))
-    ordered = tf.Graph()
-    with ordered.as_default():
-        from tensorflow.python.training import training_util
-
         v1.train.get_or_create_global_step()
-        training_util._increment_global_step(1)  # noqa: SLF001 - waits for the read
-        assert step_read_is_exact(global_step_read("test"))
+        w = v1.get_variable("w", [], initializer=v1.zeros_initializer())
+        loss = tf.square(w - 3.0)
+        v1.add_to_collection(v1.GraphKeys.LOSSES, loss)
+        update = v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        train = tf.group(update, training_util._increment_global_step(1))  # noqa: SLF001
+    history = pyhooks.HistorySaverHook(every_n_step=2)
+    counter = pyhooks.StepCounterHook(every_n_steps=2, output_dir=str(tmp_path))
+    counted = []
+    counter._record = lambda rate, step: counted.append(step)  # noqa: SLF001
+    with graph.as_default(), pyhooks.MonitoredSession(hooks=[history, counter]) as sess:
+        for _ in range(5):
+            sess.run(train)
+            sess.run(loss)  # evaluates only
+    assert history.history.to_dict()["steps"] == [2, 4, 5]
+    assert counted == [3, 5]

@@ -68,15 +68,17 @@ def test_steps_per_sec_written_and_logged(tmp_path, caplog):
     assert logged.count("global_step/sec: 4") == 2
 
 
-def test_one_session_run_per_step():
+def test_one_session_run_per_step_and_one_step_read_per_count():
+    """The hook's fetch rides with the step; a count confirms its step with one read of the
+    global step (as TensorFlow's hook), at the first step and then every 5 steps."""
     g = counter_graph()
     with g.graph.as_default():
-        hook = StepCounterHook(every_n_steps=1)
+        hook = StepCounterHook(every_n_steps=5)
         creator = CountingCreator()
         with pyhooks.MonitoredSession(session_creator=creator, hooks=[hook]) as sess:
-            for _ in range(5):
+            for _ in range(11):
                 sess.run(g.train_op)
-    assert creator.calls == 5
+    assert creator.calls == 11 + 3  # reads at steps 1, 6 and 11
 
 
 def test_under_tensorflow_monitored_session(tmp_path):

@@ -127,6 +127,9 @@ def _kept_session_type():
             """What ``MonitoredSession`` caches for a repeated fetch list: a TensorFlow callable."""
             if feed_list is not None or accept_options:
                 return self._sess.make_callable(fetches, feed_list, accept_options)
+            if not isinstance(fetches, (list, tuple)):  # one element: its value
+                run_list = self.make_callable([fetches])
+                return lambda: run_list()[0]
             # Kept across train() calls: the default hooks fetch the same tensors.
             key = (self._inline, *map(id, fetches))
             entry = self._cache.get(key)

@@ -31,7 +31,7 @@ import numpy as np
 from pyhooks.errors import HookSetupError
 
 __all__ = ["backend_scope", "check_bool", "current_backend", "exact_step", "global_step_read",
-           "reached_step", "step_read_is_exact", "step_reader",
+           "step_reader",
            "read_values", "require_graph", "to_numpy"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
@@ -103,61 +103,20 @@ def global_step_read(hook_name, required=True):
     return tensor
 
 
-_INCREMENTS = {"AssignAddVariableOp", "AssignSubVariableOp", "AssignAdd", "AssignSub"}
-
-
-def step_read_is_exact(read):
-    """Whether a run's fetched global step ``read`` + 1 is exactly the step it reaches.
-
-    Call it in ``begin()`` with :func:`global_step_read`'s tensor. True on the
-    eager and Keras backends, and in a graph where every increment of the
-    global step waits for the read (TensorFlow's ``_increment_global_step``,
-    pyhooks' estimators). A train op from ``optimizer.minimize(global_step=...)``
-    does not wait: the read may see the step after the run's own increment,
-    so ``read + 1`` may be one too many. Hooks then confirm a step with
-    :func:`exact_step` before acting on it (as TensorFlow's hooks do).
-    """
-    if _backend.get() is not None:
-        return True
-    if read is None:
-        return False
-    import tensorflow as tf
-
-    step = tf.compat.v1.train.get_global_step(read.graph)
-    if step is None:
-        return False
-    target = getattr(step, "handle", None)
-    target = step.op.outputs[0] if target is None else target
-    writes = [op for op in read.graph.get_operations()
-              if op.type in _INCREMENTS and op.inputs and op.inputs[0] is target]
-    return all(_depends_on(op, read.op) for op in writes)
-
-
-def _depends_on(op, wanted):
-    """Whether ``op`` runs after ``wanted`` (an input or control input, transitively)."""
-    seen, todo = set(), [op]
-    while todo:
-        current = todo.pop()
-        if current is wanted:
-            return True
-        if current in seen:
-            continue
-        seen.add(current)
-        todo.extend(t.op for t in current.inputs)
-        todo.extend(current.control_inputs)
-    return False
-
-
 def exact_step(session, read):
     """The global step now, read alone (no step runs with it): exact."""
     return int(read_values(session, read))
 
 
 def step_reader(session, read):
-    """A function returning the global step now, read alone (exact): ``session``'s
-    callable of ``read`` where it makes one (a whole ``Session.run`` costs ~10x more).
+    """A function returning the global step now, read alone: ``session``'s callable of
+    ``read`` where it makes one (a whole ``Session.run`` costs ~10x more).
 
-    Make it in ``after_create_session`` (a recovered session gets a new one).
+    A run's fetched step read is stale: the run's own increment may or may not
+    be in it, and a run without the train op increments nothing. So, as
+    TensorFlow's hooks do, a hook about to act on a step (a row, a count)
+    confirms it with this read. Make it in ``after_create_session`` (a
+    recovered session gets a new one).
     """
     make = getattr(session, "make_callable", None)
     if read is not None and make is not None and getattr(session, "pyhooks_read", None) is None:
@@ -168,16 +127,6 @@ def step_reader(session, read):
         if call is not None:
             return lambda: int(call())
     return lambda: exact_step(session, read)
-
-
-def reached_step(reader, fetched, exact):
-    """The step a run reached, for a hook about to act on it.
-
-    ``fetched`` is the value of the global step read fetched with the run; with
-    ``exact`` (:func:`step_read_is_exact`) ``fetched + 1`` is the step, else
-    ``reader`` (:func:`step_reader`) confirms it (``fetched + 1`` may be one too many).
-    """
-    return int(fetched) + 1 if exact else reader()
 
 
 def check_bool(name, value):

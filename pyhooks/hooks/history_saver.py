@@ -10,8 +10,7 @@ import numpy as np
 
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (exact_step, global_step_read, reached_step, step_reader,
-                                   step_read_is_exact, to_numpy)
+from pyhooks.hooks._common import exact_step, global_step_read, step_reader, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.hooks._model_dir import disk_error
@@ -91,7 +90,6 @@ class HistorySaverHook(SessionRunHook):
         self._file_path = worker_path(self._path, is_file=True)  # a non-chief worker: its own
         self._due = None  # the step due for the next row
         self._step_tensor = global_step_read(name)
-        self._exact = step_read_is_exact(self._step_tensor)
         loss = find_loss(self._loss, name, required=True)
         extra = [graph_element(v, f"metric {k!r}", name)
                  for k, v in self._metrics.items()]
@@ -109,9 +107,9 @@ class HistorySaverHook(SessionRunHook):
 
     def after_run(self, run_context, run_values):
         self._last = results = run_values.results
-        # fetched + 1 is the step reached, or one more if the read raced the train op
+        # the fetched read + 1 is at most the step reached: confirm it when a row may be due
         if int(results[0]) + 1 >= self._due:
-            step = reached_step(self._read_step, results[0], self._exact)
+            step = self._read_step()
             if step >= self._due and step > self._recorded_step:
                 self._due = step + self._every_n_step
                 self._record(results, step)

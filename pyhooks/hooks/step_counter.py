@@ -7,8 +7,7 @@ import math
 
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (current_backend, global_step_read, reached_step, step_reader,
-                                   step_read_is_exact)
+from pyhooks.hooks._common import current_backend, global_step_read, step_reader
 from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
@@ -74,7 +73,6 @@ class StepCounterHook(SessionRunHook):
             self._writer = (tf.summary.create_file_writer(str(output_dir)) if eager else
                             tf.compat.v1.summary.FileWriterCache.get(str(output_dir)))
         self._global_step_tensor = global_step_read("StepCounterHook")
-        self._exact = step_read_is_exact(self._global_step_tensor)
         self._summary_tag = ("global_step/sec" if eager else
                              tf.compat.v1.train.get_global_step().op.name + "/sec")
         self._timer.reset()
@@ -92,7 +90,7 @@ class StepCounterHook(SessionRunHook):
         stale = run_values.results
         upper = int(stale) + 1  # the step reached; one more if the read raced the train op
         if upper > self._due and self._timer.should_trigger_for_step(upper):
-            step = reached_step(self._read_step, stale, self._exact)
+            step = self._read_step()
             if self._timer.should_trigger_for_step(step):
                 self._count(step)
         if stale == self._last_global_step and self._warned < 5:

@@ -344,9 +344,11 @@ class _MonitoredSessionBase:
     @staticmethod
     def _planned_values(plan, sess):
         """The flat values of ``plan``: through the session's ``make_callable`` from the
-        plan's second use (``Session.run`` analyses its fetches anew at every call)."""
+        plan's second use (``Session.run`` analyses its fetches anew at every call), or
+        from the first where the session keeps its callables (pyhooks' estimators)."""
         plan.uses += 1
-        if plan.call is None and plan.uses > 1:
+        if plan.call is None and (plan.uses > 1 or getattr(sess, "pyhooks_keeps_callables",
+                                                           False)):
             make_callable = getattr(sess, "make_callable", None)
             try:
                 plan.call = make_callable(plan.flat) if make_callable and plan.flat else False

@@ -123,6 +123,8 @@ def _kept_session_type():
             return self._sess.run(fetches, feed_dict=feed_dict, options=options,
                                   run_metadata=run_metadata)
 
+        pyhooks_keeps_callables = True  # make_callable of a list seen before costs nothing
+
         def make_callable(self, fetches, feed_list=None, accept_options=False):
             """What ``MonitoredSession`` caches for a repeated fetch list: a TensorFlow callable."""
             if feed_list is not None or accept_options:

@@ -61,8 +61,6 @@ class NanTensorHook(SessionRunHook):
         fetch, backend = self._loss_tensor, current_backend()
         if backend is not None:  # eager, Keras: checked now (a graph's session checks its fetches)
             fetch = graph_element(fetch, "`loss_tensor`", "NanTensorHook")
-            if backend.kind == "keras":  # a float in Keras' logs: as it is
-                fetch = fetch
         self._args = SessionRunArgs(fetch)
 
     def before_run(self, run_context):

@@ -134,6 +134,20 @@ def test_process_exits_cleanly_without_gil_crash(r_run):
     assert "only fixed recently" not in proc.stdout
 
 
+def test_exit_status_is_kept_once_r_ran():
+    """The process ends right after Python finalizes (see pyhooks.r), with Python's status."""
+    pytest.importorskip("rpy2")
+    if not r_package_installed():
+        pytest.skip("R or the R package pyhooks is not installed (make setup installs both)")
+    code = ("import sys, pyhooks.r\npyhooks.r.r_hook('session_run_hook()')\n"
+            "print('done', flush=True)\nsys.exit(3)")
+    env = dict(os.environ, RETICULATE_PYTHON=sys.executable)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("done")
+
+
 def test_arguments_are_checked_before_r_starts(tmp_path):
     with pytest.raises(ValueError, match="Exactly one of `code` and `file`"):
         pyhooks.r.r_hook()

@@ -173,3 +173,18 @@ def test_run_config_checkpoints_while_training(data, tmp_path):
     assert kept == [6, 7]
     assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths[0].endswith(
         "model.ckpt-6")
+
+
+def test_train_and_evaluate_evaluates_after_the_callers_saver_hook(data, tmp_path):
+    from pyhooks import CheckpointSaverHook
+
+    saver = CheckpointSaverHook(str(tmp_path), save_steps=4)
+    model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path))
+    _, history = train_and_evaluate(
+        model, train_spec(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None),
+                          max_steps=9, hooks=[saver]),
+        eval_spec(input_fn(data, ["drat"], "mpg"), steps=1, throttle_secs=0,
+                  start_delay_secs=0))
+    rows = history.to_dict()
+    assert [s for s, v in zip(rows["steps"], rows["eval_loss"]) if v == v] == [4, 8, 9]
+    assert saver._listeners == []  # noqa: SLF001 - lent for the call only

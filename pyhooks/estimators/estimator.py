@@ -761,7 +761,8 @@ class Estimator:
             max_steps: train until the global step reaches this (exclusive with ``steps``).
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
                 checkpoint saves of the caller's ``CheckpointSaverHook``, or of one added
-                for them (every 600 s and at the end).
+                (as often as the ``run_config()`` says, every 600 s by default, and at
+                the end).
 
         Returns:
             the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.

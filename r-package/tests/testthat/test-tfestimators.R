@@ -284,3 +284,14 @@ test_that("the TensorBoard article's tensorboard(log_dir =, launch_browser =)", 
                  "tensorboard --logdir")
   expect_match(command, basename(model_dir(model)), fixed = TRUE)
 })
+
+test_that("a custom input function (returning tensors) is refused with what to use instead", {
+  skip_if_no_pyhooks()
+  mtcars_input_fn <- function(data) {
+    force(data)
+    function() list(list(drat = tf$constant(data$drat)), tf$constant(data$mpg))
+  }
+  model <- linear_regressor(mtcars_columns())
+  expect_error(train(model, mtcars_input_fn(mtcars), steps = 1),
+               "give their data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
+})

@@ -24,6 +24,8 @@ from pyhooks.estimators import (
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
+from hooktest_util import scalars  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def data():
@@ -88,20 +90,6 @@ def test_checkpoint_path_and_train_and_evaluate(data, tmp_path):
         train_and_evaluate(model, {}, eval_spec(inp))
 
 
-def read_events(directory):
-    import glob
-    import os
-
-    from tensorflow.core.util import event_pb2
-
-    rows = []
-    for path in sorted(glob.glob(os.path.join(directory, "events.out.tfevents*"))):
-        for record in tf.data.TFRecordDataset(path):
-            event = event_pb2.Event.FromString(record.numpy())
-            rows += [(event.step, v.tag, v.simple_value) for v in event.summary.value]
-    return rows
-
-
 def evaluated_steps(data, tmp_path, **delays):
     """The steps train_and_evaluate() evaluated (returned, and in eval/'s event files)."""
     model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
@@ -112,7 +100,7 @@ def evaluated_steps(data, tmp_path, **delays):
         eval_spec(input_fn(data, ["drat"], "mpg"), steps=None, **delays))
     rows = history.to_dict()
     returned = [s for s, v in zip(rows["steps"], rows["eval_average_loss"]) if v == v]
-    written = [s for s, tag, _ in read_events(str(tmp_path / "eval")) if tag == "average_loss"]
+    written = [step for step, _ in scalars(tmp_path / "eval", "average_loss")]
     assert metrics["global_step"] == 10
     assert rows["eval_average_loss"][-1] == metrics["average_loss"]
     assert sorted(int(p.name.split("-")[1].split(".")[0]) for p in tmp_path.glob("*.index")) \

@@ -99,15 +99,9 @@ train_and_evaluate <- function(object, train_spec, eval_spec, ...) {
                    class = "pyhooks_error_argument")
   }
   call <- rlang::current_env()
-  hooks <- train_spec$hooks # as train() completes them
-  if (!any(vapply(hooks, py_class_is, logical(1), "ProgressBarHook"))) {
-    hooks <- c(hooks, list(hook_progress_bar()))
-  }
-  history_hook <- Find(function(h) py_class_is(h, "HistorySaverHook"), hooks)
-  if (is.null(history_hook)) {
-    history_hook <- hook_history_saver()
-    hooks <- c(hooks, list(history_hook))
-  }
+  completed <- with_training_defaults(train_spec$hooks) # as train() completes them
+  hooks <- completed$hooks
+  history_hook <- completed$history_hook
   py <- py_pyhooks()
   specs <- with_py_errors(list(
     py$train_spec(train_spec$input_fn, max_steps = train_spec$max_steps, hooks = hooks),

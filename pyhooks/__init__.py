@@ -61,6 +61,7 @@ _LAZY = {
     "linear_classifier": "pyhooks.estimators",
     "linear_regressor": "pyhooks.estimators",
     "mode_keys": "pyhooks.estimators",
+    "numpy_input_fn": "pyhooks.estimators",
     "predict": "pyhooks.estimators",
     "run_config": "pyhooks.estimators",
     "train": "pyhooks.estimators",

@@ -36,7 +36,7 @@ def read_events(directory):
 def test_train_and_evaluate_write_event_files(tmp_path):
     data = load_mtcars()
     model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
-                             config=run_config(save_summary_steps=2))
+                             config=run_config(save_summary_steps=2, log_step_count_steps=2))
     model.train(input_fn(data, ["drat"], "mpg", batch_size=4, num_epochs=None), steps=5)
     rows = read_events(str(tmp_path))
     assert [step for step, tag, _ in rows if tag == "loss"] == [1, 3, 5]
@@ -48,10 +48,34 @@ def test_train_and_evaluate_write_event_files(tmp_path):
     assert set(evals) == set(metrics) - {"global_step"}
 
 
+@pytest.mark.parametrize(("summary_steps", "rate_steps", "losses", "rates"), [
+    (2, 3, [1, 3, 5, 7], [4, 7]),
+    (3, 1, [1, 4, 7], [2, 3, 4, 5, 6, 7]),
+    (0, 2, [], [3, 5, 7]),
+    (2, 0, [1, 3, 5, 7], []),
+])
+def test_log_step_count_steps_apart_from_summaries(tmp_path, summary_steps, rate_steps, losses,
+                                                   rates):
+    data = load_mtcars()
+    model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
+                             config=run_config(save_summary_steps=summary_steps,
+                                               log_step_count_steps=rate_steps))
+    model.train(input_fn(data, ["drat"], "mpg", batch_size=4, num_epochs=None), steps=7)
+    rows = read_events(str(tmp_path))
+    assert [step for step, tag, _ in rows if tag == "loss"] == losses
+    assert [step for step, tag, _ in rows if tag == "global_step/sec"] == rates
+    assert all(value > 0 for _, tag, value in rows if tag == "global_step/sec")
+    # a second call measures its own steps again: a first measurement, then the rates
+    model.train(input_fn(data, ["drat"], "mpg", batch_size=4, num_epochs=None), steps=3)
+    again = [step for step, tag, _ in read_events(str(tmp_path)) if tag == "global_step/sec"]
+    assert again[len(rates):] == ([] if not rate_steps else
+                                  [s for s in (9, 10) if (s - 8) % rate_steps == 0])
+
+
 def test_no_event_files_while_training_when_disabled(tmp_path):
     data = load_mtcars()
     model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
-                             config=run_config(save_summary_steps=0))
+                             config=run_config(save_summary_steps=0, log_step_count_steps=0))
     model.train(input_fn(data, ["drat"], "mpg", batch_size=8), steps=2)
     assert read_events(str(tmp_path)) == []
 

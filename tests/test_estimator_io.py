@@ -16,12 +16,15 @@ from pyhooks.estimators import (
     layers,
     linear_regressor,
     load_mtcars,
+    run_config,
     train_and_evaluate,
     train_spec,
 )
 
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
+
+from hooktest_util import scalars  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +71,12 @@ def test_export_savedmodel_of_a_custom_estimator(data, tmp_path):
 
 def test_checkpoint_path_and_train_and_evaluate(data, tmp_path):
     model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path))
-    metrics = train_and_evaluate(
+    metrics, history = train_and_evaluate(
         model, train_spec(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None),
                           max_steps=2),
         eval_spec(input_fn(data, ["drat"], "mpg"), steps=None, name="first"))
     assert metrics["global_step"] == 2
+    assert history.to_dict()["eval_average_loss"] == [metrics["average_loss"]]
     first = model.latest_checkpoint()
     model.train(input_fn(data, ["drat"], "mpg", batch_size=8), steps=3)
     inp = input_fn(data, ["drat"], "mpg")
@@ -84,3 +88,91 @@ def test_checkpoint_path_and_train_and_evaluate(data, tmp_path):
         model.predict(inp, checkpoint_path=str(tmp_path / "nothing"))
     with pytest.raises(TypeError, match="train_spec"):
         train_and_evaluate(model, {}, eval_spec(inp))
+
+
+def evaluated_steps(data, tmp_path, **delays):
+    """The steps train_and_evaluate() evaluated (returned, and in eval/'s event files)."""
+    model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
+                             config=run_config(save_checkpoints_steps=3))
+    metrics, history = train_and_evaluate(
+        model, train_spec(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None),
+                          max_steps=10),
+        eval_spec(input_fn(data, ["drat"], "mpg"), steps=None, **delays))
+    rows = history.to_dict()
+    returned = [s for s, v in zip(rows["steps"], rows["eval_average_loss"]) if v == v]
+    written = [step for step, _ in scalars(tmp_path / "eval", "average_loss")]
+    assert metrics["global_step"] == 10
+    assert rows["eval_average_loss"][-1] == metrics["average_loss"]
+    assert sorted(int(p.name.split("-")[1].split(".")[0]) for p in tmp_path.glob("*.index")) \
+        == [0, 3, 6, 9, 10]
+    assert returned == written
+    return returned
+
+
+def test_train_and_evaluate_evaluates_after_saves_as_throttled(data, tmp_path):
+    # no throttle: every save after the first; a long throttle: the first save and the end;
+    # a long start delay: the end only (the real clock cannot reach 10**6 s in this test)
+    assert evaluated_steps(data, tmp_path / "a", throttle_secs=0, start_delay_secs=0) == \
+        [3, 6, 9, 10]
+    assert evaluated_steps(data, tmp_path / "b", throttle_secs=10**6, start_delay_secs=0) == \
+        [3, 10]
+    assert evaluated_steps(data, tmp_path / "c", throttle_secs=0, start_delay_secs=10**6) == [10]
+
+
+def test_train_and_evaluate_history_keeps_training_rows(data, tmp_path):
+    from pyhooks import HistorySaverHook
+
+    model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
+                             config=run_config(save_checkpoints_steps=4))
+    _, history = train_and_evaluate(
+        model, train_spec(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None),
+                          max_steps=6, hooks=[HistorySaverHook(every_n_step=2)]),
+        eval_spec(input_fn(data, ["drat"], "mpg"), steps=2, throttle_secs=0,
+                  start_delay_secs=0))
+    rows = history.to_dict()
+    assert rows["steps"] == [2, 4, 6]
+    assert all(v == v for v in rows["mean_losses"])
+    assert [v == v for v in rows["eval_loss"]] == [False, True, True]
+    # max_steps reached already: no training, one evaluation
+    metrics, history = train_and_evaluate(
+        model, train_spec(input_fn(data, ["drat"], "mpg", num_epochs=None), max_steps=6),
+        eval_spec(input_fn(data, ["drat"], "mpg")))
+    assert metrics["global_step"] == 6
+    assert history.to_dict()["steps"] == [6]
+
+
+def test_eval_spec_and_run_config_check_their_arguments(data):
+    inp = input_fn(data, ["drat"], "mpg")
+    with pytest.raises(ValueError, match="throttle_secs"):
+        eval_spec(inp, throttle_secs=-1)
+    with pytest.raises(TypeError, match="start_delay_secs"):
+        eval_spec(inp, start_delay_secs="soon")
+    with pytest.raises(ValueError, match="at most one of `save_checkpoints_steps`"):
+        run_config(save_checkpoints_steps=10, save_checkpoints_secs=60)
+    with pytest.raises(ValueError, match="save_checkpoints_steps"):
+        run_config(save_checkpoints_steps=0)
+
+
+def test_run_config_checkpoints_while_training(data, tmp_path):
+    model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
+                             config=run_config(save_checkpoints_steps=2, keep_checkpoint_max=2))
+    model.train(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None), steps=7)
+    kept = sorted(int(p.name.split("-")[1].split(".")[0]) for p in tmp_path.glob("*.index"))
+    assert kept == [6, 7]
+    assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths[0].endswith(
+        "model.ckpt-6")
+
+
+def test_train_and_evaluate_evaluates_after_the_callers_saver_hook(data, tmp_path):
+    from pyhooks import CheckpointSaverHook
+
+    saver = CheckpointSaverHook(str(tmp_path), save_steps=4)
+    model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path))
+    _, history = train_and_evaluate(
+        model, train_spec(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None),
+                          max_steps=9, hooks=[saver]),
+        eval_spec(input_fn(data, ["drat"], "mpg"), steps=1, throttle_secs=0,
+                  start_delay_secs=0))
+    rows = history.to_dict()
+    assert [s for s, v in zip(rows["steps"], rows["eval_loss"]) if v == v] == [4, 8, 9]
+    assert saver._listeners == []  # noqa: SLF001 - lent for the call only

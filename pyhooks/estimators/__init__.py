@@ -36,6 +36,7 @@ from pyhooks.estimators.feature_columns import (
     feature_columns,
 )
 from pyhooks.estimators.inputs import input_fn
+from pyhooks.estimators.numpy_input import numpy_input_fn
 
 # The module ``estimator`` is imported now: the function of that name defined
 # below stays the package's attribute (a first import would replace it).
@@ -62,6 +63,7 @@ __all__ = sorted([
     "feature_columns",
     "input_fn",
     "load_mtcars",
+    "numpy_input_fn",
     *_CANNED,
     *_CUSTOM,
     *_TRAINING,

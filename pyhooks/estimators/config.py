@@ -6,6 +6,8 @@ from pyhooks.timer import check_positive
 
 __all__ = ["RunConfig", "run_config"]
 
+DEFAULT_CHECKPOINT_SECS = 600  # tf.estimator's, when neither frequency is given
+
 
 class RunConfig:
     """Where and how an estimator runs (tf.estimator's ``RunConfig``, the fields that apply).
@@ -14,16 +16,23 @@ class RunConfig:
         model_dir: the model directory, or None.
         tf_random_seed: the graph-level random seed, or None.
         session_config: a ``tf.compat.v1.ConfigProto``, or None.
-        save_summary_steps: write the graph's summaries (the training loss) and
-            ``global_step/sec`` to TensorBoard event files in ``model_dir`` every this
-            many steps (None or 0: no event files while training).
-        log_step_count_steps: accepted for compatibility (``global_step/sec`` is
-            written with the summaries; nothing is logged).
+        save_summary_steps: write the graph's summaries (the training loss and a
+            ``model_fn``'s own) to TensorBoard event files in ``model_dir`` every this
+            many steps (None or 0: none while training).
+        log_step_count_steps: write ``global_step/sec`` (steps per second since the
+            last write) to the same event files every this many steps (None or 0: never).
+        save_checkpoints_steps: while training, save a checkpoint every this many
+            steps (not with ``save_checkpoints_secs``).
+        save_checkpoints_secs: while training, save a checkpoint every this many
+            seconds. With neither given, ``train()`` saves at its end only, and
+            every 600 seconds when it has saving listeners (``train_and_evaluate()``
+            evaluates after these saves).
         keep_checkpoint_max: checkpoints kept in ``model_dir``.
     """
 
     def __init__(self, model_dir=None, tf_random_seed=None, session_config=None,
-                 save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5):
+                 save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5,
+                 save_checkpoints_steps=None, save_checkpoints_secs=None):
         if model_dir is not None and not isinstance(model_dir, str):
             raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
         self.model_dir = model_dir
@@ -36,16 +45,40 @@ class RunConfig:
                                                    integer=True, allow_zero=True)
         self.keep_checkpoint_max = check_positive("keep_checkpoint_max", keep_checkpoint_max,
                                                   integer=True, allow_none=False)
+        self.save_checkpoints_steps = check_positive("save_checkpoints_steps",
+                                                     save_checkpoints_steps, integer=True)
+        self.save_checkpoints_secs = check_positive("save_checkpoints_secs",
+                                                    save_checkpoints_secs, integer=False)
+        if self.save_checkpoints_steps is not None and self.save_checkpoints_secs is not None:
+            raise ValueError("Give at most one of `save_checkpoints_steps` "
+                             f"({save_checkpoints_steps!r}) and `save_checkpoints_secs` "
+                             f"({save_checkpoints_secs!r}).")
+
+    def checkpoint_frequency(self, listening):
+        """``{"save_steps": n}`` or ``{"save_secs": s}`` for periodic saves, or None for none.
+
+        ``listening``: whether saving listeners wait for the saves (then the
+        default is every 600 seconds, as ``tf.estimator``'s).
+        """
+        if self.save_checkpoints_steps is not None:
+            return {"save_steps": self.save_checkpoints_steps}
+        if self.save_checkpoints_secs is not None:
+            return {"save_secs": self.save_checkpoints_secs}
+        return {"save_secs": DEFAULT_CHECKPOINT_SECS} if listening else None
 
     def __repr__(self):
         return (f"RunConfig(model_dir={self.model_dir!r}, tf_random_seed={self.tf_random_seed!r}, "
                 f"save_summary_steps={self.save_summary_steps!r}, "
                 f"log_step_count_steps={self.log_step_count_steps!r}, "
+                f"save_checkpoints_steps={self.save_checkpoints_steps!r}, "
+                f"save_checkpoints_secs={self.save_checkpoints_secs!r}, "
                 f"keep_checkpoint_max={self.keep_checkpoint_max!r})")
 
 
 def run_config(model_dir=None, tf_random_seed=None, session_config=None, save_summary_steps=100,
-               log_step_count_steps=100, keep_checkpoint_max=5):
+               log_step_count_steps=100, keep_checkpoint_max=5, save_checkpoints_steps=None,
+               save_checkpoints_secs=None):
     """A :class:`RunConfig`, for the ``config`` argument of the estimators."""
     return RunConfig(model_dir, tf_random_seed, session_config, save_summary_steps,
-                     log_step_count_steps, keep_checkpoint_max)
+                     log_step_count_steps, keep_checkpoint_max, save_checkpoints_steps,
+                     save_checkpoints_secs)

@@ -341,8 +341,9 @@ class _GraphState:
                 self.summary_op = v1.summary.merge_all()
                 graph.add_to_collection(v1.GraphKeys.SUMMARY_OP, self.summary_op)
             variables = v1.global_variables() if mode == TRAIN else self.model_variables
-            self.saver = v1.train.Saver(var_list=variables, max_to_keep=5, allow_empty=True,
-                                        save_relative_paths=True)
+            self.saver = v1.train.Saver(var_list=variables,
+                                        max_to_keep=estimator.config.keep_checkpoint_max,
+                                        allow_empty=True, save_relative_paths=True)
             v1.add_to_collection(v1.GraphKeys.SAVERS, self.saver)
             self.init_op = tf.group(v1.global_variables_initializer(),
                                     v1.local_variables_initializer(), v1.tables_initializer())
@@ -765,7 +766,8 @@ class Estimator:
             max_steps: train until the global step reaches this (exclusive with ``steps``).
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
                 checkpoint saves of the caller's ``CheckpointSaverHook``, or of one added
-                for them (every 600 s and at the end).
+                (as often as the ``run_config()`` says, every 600 s by default, and at
+                the end).
 
         Returns:
             the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
@@ -853,21 +855,22 @@ class Estimator:
         lent = None  # (saver hook, its own listener count): listeners lent for this call
         if not bars:
             extra.append(builtin.ProgressBarHook(total=total))
-        if listeners:
-            savers = [h for h in hooks if isinstance(h, builtin.CheckpointSaverHook)]
-            if savers:  # as tf.estimator: the caller's saver hook calls the listeners
-                lent = (savers[0], len(savers[0]._listeners))  # noqa: SLF001
-                savers[0]._listeners.extend(listeners)  # noqa: SLF001
-            else:
-                extra.append(builtin.CheckpointSaverHook(self.model_dir, save_secs=600,
-                                                         saver=state.saver, listeners=listeners,
-                                                         save_graph_def=False))
+        savers = [h for h in hooks if isinstance(h, builtin.CheckpointSaverHook)]
+        if listeners and savers:  # as tf.estimator: the caller's saver hook calls the listeners
+            lent = (savers[0], len(savers[0]._listeners))  # noqa: SLF001
+            savers[0]._listeners.extend(listeners)  # noqa: SLF001
+        frequency = self.config.checkpoint_frequency(listening=bool(listeners))
+        if not savers and frequency is not None:  # run_config()'s periodic saves
+            extra.append(builtin.CheckpointSaverHook(self.model_dir, saver=state.saver,
+                                                     listeners=listeners, save_graph_def=False,
+                                                     **frequency))
 
-        if self.config.save_summary_steps:
+        if self.config.save_summary_steps or self.config.log_step_count_steps:
             from pyhooks.estimators.tensorboard import EventWriterHook
 
             extra.append(EventWriterHook(self.model_dir, state.summary_op,
-                                         state.global_step_read, self.config.save_summary_steps))
+                                         state.global_step_read, self.config.save_summary_steps,
+                                         self.config.log_step_count_steps))
         state.start_input(feeds, input_fn, training=True)
         try:
             state.run_loop(hooks + extra + state.spec_hooks, state.fetches)

@@ -1,8 +1,9 @@
 """TensorBoard event files of estimators, as ``tf.estimator`` wrote them into ``model_dir``.
 
 While training, :class:`EventWriterHook` writes the graph's summaries (the
-training ``loss`` and any ``tf.compat.v1.summary`` op a ``model_fn`` made) and
-``global_step/sec`` every ``save_summary_steps`` steps; after ``evaluate()``,
+training ``loss`` and any ``tf.compat.v1.summary`` op a ``model_fn`` made) every
+``save_summary_steps`` steps and ``global_step/sec`` every
+``log_step_count_steps`` steps; after ``evaluate()``,
 :func:`write_metrics` writes the metrics to ``model_dir/eval`` (``eval_<name>``
 for a named evaluation). :class:`GraphSummaries` stands for a graph's merged
 summaries where ``SummarySaverHook`` takes a scaffold (R's
@@ -47,35 +48,51 @@ class GraphSummaries:
 
 
 class EventWriterHook(SessionRunHook):
-    """Writes a graph's summaries and ``global_step/sec`` to ``output_dir`` every N steps.
+    """Writes a graph's summaries every N steps and ``global_step/sec`` every M steps.
 
-    Fetches the summary op and the global step at the first step and then every
-    ``every_n_steps`` steps; fetches nothing in between. Flushes at the end and
-    after a failure.
+    As ``tf.estimator`` did with ``save_summary_steps`` (``summary_steps``) and
+    ``log_step_count_steps`` (``rate_steps``): each is written at the first step
+    and then every so many steps (None or 0: never); ``global_step/sec`` is the
+    steps per second since the previous measurement. Fetches the global step (and
+    the summary op when it is due) only at those steps, nothing in between.
+    Flushes at the end and after a failure.
     """
 
-    def __init__(self, output_dir, summary, global_step_read, every_n_steps=100):
+    def __init__(self, output_dir, summary, global_step_read, summary_steps=100,
+                 rate_steps=None):
         self._output_dir = os.fspath(output_dir)
-        self._every = check_positive("every_n_steps", every_n_steps, integer=True,
-                                     allow_none=False)
-        fetches = {"step": global_step_read}
-        if summary is not None:
-            fetches["summary"] = summary
-        self._args = SessionRunArgs(fetches)
+        self._summary_every = check_positive("summary_steps", summary_steps, integer=True,
+                                             allow_zero=True) or 0
+        self._rate_every = check_positive("rate_steps", rate_steps, integer=True,
+                                          allow_zero=True) or 0
+        if summary is None:
+            self._summary_every = 0
+        step_only = SessionRunArgs({"step": global_step_read})
+        with_summary = SessionRunArgs({"step": global_step_read, "summary": summary})
+        # what to fetch by (summary due, rate due)
+        self._args = {(True, True): with_summary, (True, False): with_summary,
+                      (False, True): step_only}
         self._writer = None
 
     def begin(self):
         import tensorflow as tf
 
         self._writer = tf.compat.v1.summary.FileWriterCache.get(self._output_dir)
-        self._countdown = 0
-        self._last = None  # (step, time) of the last write
+        # steps left before the next write of each kind (-1: never)
+        self._summary_in = 0 if self._summary_every else -1
+        self._rate_in = 0 if self._rate_every else -1
+        self._due = None
+        self._last = None  # (step, time) of the last rate measurement
+        self._started = False
 
     def before_run(self, run_context):
-        if self._countdown:
-            self._countdown -= 1
-            return None
-        return self._args
+        due = (self._summary_in == 0, self._rate_in == 0)
+        if self._summary_in > 0:
+            self._summary_in -= 1
+        if self._rate_in > 0:
+            self._rate_in -= 1
+        self._due = due
+        return self._args.get(due)
 
     def after_run(self, run_context, run_values):
         if run_values.results is None:
@@ -83,19 +100,23 @@ class EventWriterHook(SessionRunHook):
         from tensorflow.core.framework.summary_pb2 import Summary
         from tensorflow.core.util.event_pb2 import SessionLog
 
-        self._countdown = self._every - 1
+        summary_due, rate_due = self._due
         step = int(run_values.results["step"]) + 1
-        now = time.perf_counter()
-        if self._last is None:
+        if not self._started:
             self._writer.add_session_log(SessionLog(status=SessionLog.START), step)
-        elif now > self._last[1] and step > self._last[0]:
-            rate = (step - self._last[0]) / (now - self._last[1])
-            self._writer.add_summary(
-                Summary(value=[Summary.Value(tag="global_step/sec", simple_value=rate)]), step)
-        summary = run_values.results.get("summary")
-        if summary is not None:
-            self._writer.add_summary(summary, step)
-        self._last = (step, now)
+            self._started = True
+        if rate_due:
+            self._rate_in = self._rate_every - 1
+            now = time.perf_counter()
+            if self._last is not None and now > self._last[1] and step > self._last[0]:
+                rate = (step - self._last[0]) / (now - self._last[1])
+                self._writer.add_summary(
+                    Summary(value=[Summary.Value(tag="global_step/sec", simple_value=rate)]),
+                    step)
+            self._last = (step, now)
+        if summary_due:
+            self._summary_in = self._summary_every - 1
+            self._writer.add_summary(run_values.results["summary"], step)
 
     def end(self, session):
         self._writer.flush()

@@ -195,22 +195,33 @@ input_layer <- function(features, feature_columns) {
 #' @param model_dir Directory for checkpoints and summaries, or `NULL`.
 #' @param tf_random_seed The graph-level random seed, or `NULL`.
 #' @param session_config A Python `ConfigProto`, or `NULL`.
-#' @param save_summary_steps Write the loss to TensorBoard event files every
+#' @param save_summary_steps Write the training loss (and a model function's
+#'   own summaries) to TensorBoard event files in the model directory every
 #'   this many steps (`0` for none).
-#' @param log_step_count_steps Write `global_step/sec` every this many steps
-#'   (`0` for none).
+#' @param log_step_count_steps Write `global_step/sec` (steps per second
+#'   since the last measurement) to the same event files every this many
+#'   steps (`0` for none).
 #' @param keep_checkpoint_max Number of checkpoints kept.
+#' @param save_checkpoints_steps Save a checkpoint every this many steps
+#'   while training, or `NULL`.
+#' @param save_checkpoints_secs Save a checkpoint every this many seconds
+#'   while training, or `NULL` (at most one of the two). With neither,
+#'   [train()] saves at its end, and [train_and_evaluate()] every 600 seconds
+#'   and at the end.
 #' @returns A run configuration, for the `config` argument of [estimator()].
 #' @family custom estimators
 #' @export
 run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config = NULL,
                        save_summary_steps = 100L, log_step_count_steps = 100L,
-                       keep_checkpoint_max = 5L) {
+                       keep_checkpoint_max = 5L, save_checkpoints_steps = NULL,
+                       save_checkpoints_secs = NULL) {
   py_construct("run_config", list(
     model_dir = path_arg(model_dir), tf_random_seed = as_py_int(tf_random_seed),
     session_config = session_config, save_summary_steps = as_py_int(save_summary_steps),
     log_step_count_steps = as_py_int(log_step_count_steps),
-    keep_checkpoint_max = as_py_int(keep_checkpoint_max)
+    keep_checkpoint_max = as_py_int(keep_checkpoint_max),
+    save_checkpoints_steps = as_py_int(save_checkpoints_steps),
+    save_checkpoints_secs = save_checkpoints_secs
   ))
 }
 

@@ -223,14 +223,15 @@ abort_boosted_trees <- function(name) {
 #' `model_dir()` is where the estimator keeps its checkpoints and TensorBoard
 #' event files; `latest_checkpoint()` the path of its newest checkpoint (or
 #' `NULL` before training); `variable_names()` the names of the variables in
-#' that checkpoint and `variable_value()` their values.
+#' that checkpoint and `variable_value()` their values. `coef()` gives every
+#' variable's value, as tfestimators' `coef()` did.
 #'
 #' @param object An estimator.
 #' @param name Names of variables, or `NULL` for all of them.
 #' @param ... Not used; must be empty.
 #' @returns `model_dir()`, `latest_checkpoint()`: a path. `variable_names()`:
 #'   a character vector. `variable_value()`: a named list of arrays (one
-#'   value when `name` is one name).
+#'   value when `name` is one name). `coef()`: a named list of arrays.
 #' @family estimators
 #' @export
 #' @examples
@@ -272,6 +273,14 @@ variable_value <- function(object, name = NULL, ...) {
   })
   names(values) <- names
   if (!is.null(name) && length(name) == 1L) values[[1L]] else values
+}
+
+#' @rdname model_dir
+#' @importFrom stats coef
+#' @export
+coef.pyhooks_estimator <- function(object, ...) {
+  rlang::check_dots_empty()
+  variable_value(object)
 }
 
 check_estimator <- function(object, call = rlang::caller_env()) {

@@ -341,3 +341,9 @@ column_categorical_weighted <- function(categorical_column, weight_feature_key,
     dtype = dtype
   ))
 }
+
+#' @rdname column_categorical_weighted
+#' @description `column_weighted_categorical()` is the same, under
+#'   tfestimators' name.
+#' @export
+column_weighted_categorical <- column_categorical_weighted

@@ -40,11 +40,19 @@ export_savedmodel.pyhooks_estimator <- function(object, export_dir_base, checkpo
   invisible(path)
 }
 
-#' Train, then evaluate
+#' Train, evaluating on the way
 #'
 #' `train_and_evaluate()` trains `object` as `train_spec` says (up to
-#' `max_steps`, or until its input ends), then evaluates the final model as
-#' `eval_spec` says, as `tf.estimator`'s function did when run locally.
+#' `max_steps`, or until its input ends) and evaluates it as `eval_spec` says
+#' after checkpoint saves and at the end, as `tf.estimator`'s function did
+#' when run on one machine. Checkpoints are saved as the estimator's
+#' [run_config()] says (`save_checkpoints_steps` or `save_checkpoints_secs`;
+#' every 600 seconds by default). After a save, the model is evaluated when
+#' `start_delay_secs` have passed since training started and
+#' `throttle_secs` since the last evaluation began (the first save of the
+#' call, before any step, is not evaluated); the final checkpoint is always
+#' evaluated. Every evaluation writes its metrics for TensorBoard under
+#' `model_dir/eval` (`eval_<name>`), as [evaluate()] does.
 #'
 #' @param object An estimator.
 #' @param train_spec A [train_spec()].
@@ -55,19 +63,29 @@ export_savedmodel.pyhooks_estimator <- function(object, export_dir_base, checkpo
 #' @param steps Evaluate this many batches, or `NULL` for the whole input.
 #' @param name The evaluation's name (its TensorBoard directory is
 #'   `eval_<name>`), or `NULL`.
-#' @param hooks A list of hooks for the training or the evaluation.
+#' @param hooks A list of hooks for the training or for every evaluation.
+#' @param start_delay_secs No evaluation before this many seconds of
+#'   training (except the final one).
+#' @param throttle_secs Evaluate after a checkpoint save only if this many
+#'   seconds passed since the last evaluation began (`0`: after every save).
 #' @param ... Not used; must be empty.
-#' @returns `train_and_evaluate()`: the evaluation's metrics, as
-#'   [evaluate()]. `train_spec()`, `eval_spec()`: a specification.
+#' @returns `train_and_evaluate()`: the training history (invisibly, as
+#'   [train()]) with one `eval_<metric>` column per metric of [evaluate()]:
+#'   the metrics at the steps that were evaluated, `NaN` at the others (a
+#'   row is added for an evaluated step the history has no row for). Its last
+#'   row holds the final evaluation. `train_spec()`, `eval_spec()`: a
+#'   specification.
 #' @family training
-#' @seealso [train()], [evaluate()]
+#' @seealso [train()], [evaluate()], [run_config()]
 #' @export
 #' @examples
 #' \dontrun{
-#' model <- linear_regressor(feature_columns(column_numeric("drat")))
-#' train_and_evaluate(model,
-#'   train_spec(input_fn(mtcars, mpg ~ drat, epochs = NULL), max_steps = 10),
-#'   eval_spec(input_fn(mtcars, mpg ~ drat)))
+#' model <- linear_regressor(feature_columns(column_numeric("drat")),
+#'                           config = run_config(save_checkpoints_steps = 5))
+#' history <- train_and_evaluate(model,
+#'   train_spec(input_fn(mtcars, mpg ~ drat, epochs = NULL), max_steps = 20),
+#'   eval_spec(input_fn(mtcars, mpg ~ drat), throttle_secs = 0))
+#' history[c("steps", "eval_average_loss")]
 #' }
 train_and_evaluate <- function(object, train_spec, eval_spec, ...) {
   rlang::check_dots_empty()
@@ -80,10 +98,25 @@ train_and_evaluate <- function(object, train_spec, eval_spec, ...) {
     cli::cli_abort("{.arg eval_spec} must be made by {.fn eval_spec}.",
                    class = "pyhooks_error_argument")
   }
-  train(object, input_fn = train_spec$input_fn, max_steps = train_spec$max_steps,
-        hooks = train_spec$hooks)
-  evaluate(object, input_fn = eval_spec$input_fn, steps = eval_spec$steps,
-           name = eval_spec$name, hooks = eval_spec$hooks)
+  call <- rlang::current_env()
+  completed <- with_training_defaults(train_spec$hooks) # as train() completes them
+  hooks <- completed$hooks
+  history_hook <- completed$history_hook
+  py <- py_pyhooks()
+  specs <- with_py_errors(list(
+    py$train_spec(train_spec$input_fn, max_steps = train_spec$max_steps, hooks = hooks),
+    py$eval_spec(eval_spec$input_fn, steps = eval_spec$steps, name = eval_spec$name,
+                 hooks = eval_spec$hooks, start_delay_secs = eval_spec$start_delay_secs,
+                 throttle_secs = eval_spec$throttle_secs)
+  ), call = call)
+  result <- run_with_hooks(
+    py$train_and_evaluate(object, specs[[1]], specs[[2]]),
+    r_hooks = r_hooks_of(c(hooks, eval_spec$hooks)),
+    what = "Training",
+    partial = function() list(history = history_of(history_hook)),
+    call = call
+  )
+  invisible(new_history(result[[2]]))
 }
 
 #' @rdname train_and_evaluate
@@ -98,12 +131,17 @@ train_spec <- function(input_fn, max_steps = NULL, hooks = NULL) {
 
 #' @rdname train_and_evaluate
 #' @export
-eval_spec <- function(input_fn, steps = 100L, name = NULL, hooks = NULL) {
+eval_spec <- function(input_fn, steps = 100L, name = NULL, hooks = NULL,
+                      start_delay_secs = 120, throttle_secs = 600) {
   rlang::check_required(input_fn)
   check_input_fn(input_fn)
-  structure(list(input_fn = input_fn, steps = as_py_int(steps), name = name,
-                 hooks = as_hook_list(hooks)),
-            class = "pyhooks_eval_spec")
+  spec <- structure(list(input_fn = input_fn, steps = as_py_int(steps), name = name,
+                         hooks = as_hook_list(hooks), start_delay_secs = start_delay_secs,
+                         throttle_secs = throttle_secs),
+                    class = "pyhooks_eval_spec")
+  # checked now, by the Python spec, as train_spec()'s arguments are at training
+  py_construct("eval_spec", spec[names(spec) != "hooks"])
+  spec
 }
 
 #' Names of predictions and metrics

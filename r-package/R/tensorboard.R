@@ -13,6 +13,8 @@
 #' @param launch `TRUE` to start TensorBoard, `FALSE` to print the command
 #'   only.
 #' @param port The port TensorBoard listens on.
+#' @param launch_browser The same as `launch` (the tensorflow package's
+#'   name, which tfestimators' articles use), or `NULL`.
 #' @returns The command (a string), invisibly.
 #' @family estimators
 #' @seealso [model_dir()], [hook_summary_saver()]
@@ -23,8 +25,9 @@
 #' train(model, input_fn(mtcars, mpg ~ drat), steps = 10)
 #' tensorboard(model)
 #' }
-tensorboard <- function(log_dir, launch = interactive(), port = 6006L) {
+tensorboard <- function(log_dir, launch = interactive(), port = 6006L, launch_browser = NULL) {
   rlang::check_required(log_dir)
+  if (!is.null(launch_browser)) launch <- launch_browser # the tensorflow package's name
   if (inherits(log_dir, "pyhooks_estimator")) log_dir <- model_dir(log_dir)
   if (!is.character(log_dir) || length(log_dir) != 1L || is.na(log_dir) || !dir.exists(log_dir)) {
     cli::cli_abort("{.arg log_dir} must be an existing directory or an estimator.",

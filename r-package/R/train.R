@@ -59,15 +59,9 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
   check_input_fn(input_fn, call)
   steps <- as_py_int(steps)
   max_steps <- as_py_int(max_steps)
-  hooks <- as_hook_list(hooks, call = call)
-  if (!any(vapply(hooks, py_class_is, logical(1), "ProgressBarHook"))) {
-    hooks <- c(hooks, list(hook_progress_bar()))
-  }
-  history_hook <- Find(function(h) py_class_is(h, "HistorySaverHook"), hooks)
-  if (is.null(history_hook)) {
-    history_hook <- hook_history_saver()
-    hooks <- c(hooks, list(history_hook))
-  }
+  completed <- with_training_defaults(as_hook_list(hooks, call = call))
+  hooks <- completed$hooks
+  history_hook <- completed$history_hook
   r_hooks <- r_hooks_of(hooks)
 
   result <- run_with_hooks(
@@ -165,6 +159,20 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   })
   if (length(columns) == 1L && !inherits(columns[[1L]], "AsIs")) return(columns[[1L]])
   as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
+}
+
+# A training call's hooks (`hooks`), with a progress bar and a history saver
+# added unless there is one, and that history saver (`history_hook`).
+with_training_defaults <- function(hooks) {
+  if (!any(vapply(hooks, py_class_is, logical(1), "ProgressBarHook"))) {
+    hooks <- c(hooks, list(hook_progress_bar()))
+  }
+  history_hook <- Find(function(h) py_class_is(h, "HistorySaverHook"), hooks)
+  if (is.null(history_hook)) {
+    history_hook <- hook_history_saver()
+    hooks <- c(hooks, list(history_hook))
+  }
+  list(hooks = hooks, history_hook = history_hook)
 }
 
 # hooks: NULL, one hook, or a list of hooks. R values that are not Python

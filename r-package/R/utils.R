@@ -42,6 +42,8 @@ check_input_fn <- function(input_fn, call = rlang::caller_env()) {
       "{.arg input_fn} must be made by {.fn input_fn}, not {.obj_type_friendly {input_fn}}.",
       "i" = if (is.data.frame(input_fn)) {
         "Wrap the data: {.code input_fn(data, features = ..., response = ...)}."
+      } else if (is.function(input_fn)) {
+        "Input functions returning tensors (tfestimators' custom input functions) are not supported: give their data to {.fn input_fn} or {.fn numpy_input_fn}."
       }
     ),
     class = "pyhooks_error_argument", call = call

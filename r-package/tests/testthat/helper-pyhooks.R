@@ -52,3 +52,21 @@ with_env <- function(vars, code) {
   do.call(Sys.setenv, as.list(vars))
   code
 }
+
+# TensorBoard event files of a directory, read back: (step, tag, value) rows.
+event_values <- function(dir) {
+  reader <- reticulate::py_run_string(paste(
+    "def read_events(d):",
+    "    import glob, tensorflow as tf",
+    "    from tensorflow.core.util import event_pb2",
+    "    out = []",
+    "    for f in sorted(glob.glob(d + '/events.out.tfevents*')):",
+    "        for record in tf.data.TFRecordDataset(f):",
+    "            event = event_pb2.Event.FromString(record.numpy())",
+    "            out += [[event.step, v.tag, v.simple_value] for v in event.summary.value]",
+    "    return out", sep = "\n"), local = TRUE)
+  rows <- reader$read_events(dir)
+  data.frame(step = vapply(rows, function(r) as.numeric(r[[1]]), 1),
+             tag = vapply(rows, function(r) r[[2]], ""),
+             value = vapply(rows, function(r) r[[3]], 1))
+}

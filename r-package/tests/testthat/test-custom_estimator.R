@@ -167,6 +167,23 @@ test_that("run_config() sets the model directory and seed of estimators", {
   expect_error(run_config(save_summary_steps = -1), "save_summary_steps")
 })
 
+test_that("run_config() writes summaries, step rates and checkpoints at their own steps", {
+  skip_if_no_pyhooks()
+  model <- estimator(abalone_like_model_fn, params = list(learning_rate = 0.001),
+                     config = run_config(save_summary_steps = 3, log_step_count_steps = 2,
+                                         save_checkpoints_steps = 4, keep_checkpoint_max = 2))
+  quiet_train(model, mtcars_input(num_epochs = NULL), steps = 7)
+  events <- event_values(model_dir(model))
+  expect_identical(events$step[events$tag == "loss"], c(1, 4, 7))
+  # measured at step 1, then written every 2 steps
+  expect_identical(events$step[events$tag == "global_step/sec"], c(3, 5, 7))
+  expect_true(all(events$value[events$tag == "global_step/sec"] > 0))
+  # saved at steps 0, 4 and 7; two kept
+  kept <- sort(as.integer(sub("^model\\.ckpt-([0-9]+)\\.index$", "\\1",
+                              list.files(model_dir(model), "\\.index$"))))
+  expect_identical(kept, c(4L, 7L))
+})
+
 test_that("a convolutional model_fn as tfestimators' layers example, with a logging hook", {
   skip_if_no_pyhooks()
   # 8x8 one-channel "images", one column per pixel; the class is whether the

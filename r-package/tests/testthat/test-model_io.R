@@ -39,19 +39,42 @@ test_that("predict() and evaluate() take a checkpoint_path; evaluate() a simplif
   expect_error(predict(model, mtcars_input(), checkpoint_path = tempfile()), "not a checkpoint")
 })
 
-test_that("train_and_evaluate() trains to max_steps, then evaluates", {
+test_that("train_and_evaluate() evaluates after checkpoint saves as throttled, and at the end", {
+  skip_if_no_pyhooks()
+  evaluated <- function(...) {
+    model <- linear_regressor(mtcars_columns(), config = run_config(save_checkpoints_steps = 3))
+    history <- suppressMessages(train_and_evaluate(
+      model,
+      train_spec(mtcars_input(num_epochs = NULL), max_steps = 10,
+                 hooks = list(hook_progress_bar(writer = function(text) NULL))),
+      eval_spec(mtcars_input(), steps = NULL, name = "check", ...)
+    ))
+    expect_s3_class(history, "pyhooks_history")
+    events <- event_values(file.path(model_dir(model), "eval_check"))
+    steps <- history$steps[!is.nan(history$eval_average_loss)]
+    # the same evaluations in the history and in TensorBoard's files
+    expect_identical(steps, as.integer(events$step[events$tag == "average_loss"]))
+    expect_equal(history$eval_average_loss[!is.nan(history$eval_average_loss)],
+                 events$value[events$tag == "average_loss"], tolerance = 1e-6)
+    final <- evaluate(model, mtcars_input())
+    expect_equal(history$eval_average_loss[nrow(history)], final$average_loss, tolerance = 1e-6)
+    steps
+  }
+  # the real clock cannot reach 10^6 seconds here: no flaky timing
+  expect_identical(evaluated(throttle_secs = 0, start_delay_secs = 0), c(3L, 6L, 9L, 10L))
+  expect_identical(evaluated(throttle_secs = 1e6, start_delay_secs = 0), c(3L, 10L))
+  expect_identical(evaluated(throttle_secs = 0, start_delay_secs = 1e6), 10L)
+})
+
+test_that("train_and_evaluate() and its specs refuse bad arguments", {
   skip_if_no_pyhooks()
   model <- linear_regressor(mtcars_columns())
-  metrics <- suppressMessages(train_and_evaluate(
-    model,
-    train_spec(mtcars_input(num_epochs = NULL), max_steps = 6,
-               hooks = list(hook_progress_bar(writer = function(text) NULL))),
-    eval_spec(mtcars_input(), steps = 2, name = "check")
-  ))
-  expect_identical(metrics$global_step, 6L)
-  expect_true(dir.exists(file.path(model_dir(model), "eval_check")))
   expect_error(train_and_evaluate(model, list(), eval_spec(mtcars_input())), "train_spec")
   expect_error(train_spec(mtcars), "must be made by")
+  expect_error(eval_spec(mtcars_input(), throttle_secs = -1), "throttle_secs")
+  expect_error(eval_spec(mtcars_input(), start_delay_secs = NA), "start_delay_secs")
+  expect_error(run_config(save_checkpoints_steps = 2, save_checkpoints_secs = 60),
+               "at most one of")
 })
 
 test_that("prediction_keys() and metric_keys() name what predict() and evaluate() give", {

@@ -1,25 +1,9 @@
 # TensorBoard event files written by estimators, read back.
 
-event_values <- function(dir) {
-  reader <- reticulate::py_run_string(paste(
-    "def read_events(d):",
-    "    import glob, tensorflow as tf",
-    "    from tensorflow.core.util import event_pb2",
-    "    out = []",
-    "    for f in sorted(glob.glob(d + '/events.out.tfevents*')):",
-    "        for record in tf.data.TFRecordDataset(f):",
-    "            event = event_pb2.Event.FromString(record.numpy())",
-    "            out += [[event.step, v.tag, v.simple_value] for v in event.summary.value]",
-    "    return out", sep = "\n"), local = TRUE)
-  rows <- reader$read_events(dir)
-  data.frame(step = vapply(rows, function(r) as.numeric(r[[1]]), 1),
-             tag = vapply(rows, function(r) r[[2]], ""),
-             value = vapply(rows, function(r) r[[3]], 1))
-}
-
 test_that("estimators write the loss, global_step/sec and eval metrics for TensorBoard", {
   skip_if_no_pyhooks()
-  model <- linear_regressor(mtcars_columns(), config = run_config(save_summary_steps = 2))
+  model <- linear_regressor(mtcars_columns(),
+                            config = run_config(save_summary_steps = 2, log_step_count_steps = 2))
   history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 5,
                          hooks = list(hook_history_saver(every_n_step = 1)))
   events <- event_values(model_dir(model))
@@ -39,7 +23,8 @@ test_that("estimators write the loss, global_step/sec and eval metrics for Tenso
 test_that("hook_summary_saver() saves the estimator's summaries without a summary op", {
   skip_if_no_pyhooks()
   dir <- tempfile("summaries")
-  model <- linear_regressor(mtcars_columns(), config = run_config(save_summary_steps = 0))
+  model <- linear_regressor(mtcars_columns(),
+                            config = run_config(save_summary_steps = 0, log_step_count_steps = 0))
   quiet_train(model, mtcars_input(num_epochs = NULL), steps = 3,
               hooks = list(hook_summary_saver(save_steps = 1, output_dir = dir)))
   events <- event_values(dir)

@@ -253,3 +253,45 @@ test_that("nested lists are sequences, as in tfestimators' input function articl
   expect_equal(predictions$total, c(6, 15))
   expect_equal(predictions$last, c(3, 6))
 })
+
+test_that("the estimator basics article: predict_keys, coef() and a weighted column by its old name", {
+  skip_if_no_pyhooks()
+  input <- input_fn(mtcars, features = c(drat, cyl, gear, wt), response = vs, batch_size = 8)
+  gear <- column_weighted_categorical(column_categorical_with_identity("gear", num_buckets = 6),
+                                      weight_feature_key = "wt")
+  classifier <- dnn_linear_combined_classifier(
+    linear_feature_columns = feature_columns(gear),
+    dnn_feature_columns = feature_columns(column_numeric("drat", "cyl")),
+    dnn_hidden_units = c(3L, 3L),
+    dnn_optimizer = "Adagrad"
+  )
+  quiet_train(classifier, input, steps = 2)
+  logistic <- predict(classifier, input_fn = input, predict_keys = prediction_keys()$LOGISTIC)
+  probabilities <- predict(classifier, input_fn = input,
+                           predict_keys = prediction_keys()$PROBABILITIES)
+  expect_equal(as.vector(logistic), unclass(probabilities$probabilities)[, 2], tolerance = 1e-6)
+  coefs <- coef(classifier)
+  expect_identical(names(coefs), variable_names(classifier))
+  expect_identical(dim(coefs[["linear/linear_model/gear_weighted_by_wt/weights"]]), c(6L, 1L))
+  expect_identical(coefs$global_step, 2L)
+})
+
+test_that("the TensorBoard article's tensorboard(log_dir =, launch_browser =)", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  quiet_train(model, steps = 1)
+  expect_message(command <- tensorboard(log_dir = model_dir(model), launch_browser = FALSE),
+                 "tensorboard --logdir")
+  expect_match(command, basename(model_dir(model)), fixed = TRUE)
+})
+
+test_that("a custom input function (returning tensors) is refused with what to use instead", {
+  skip_if_no_pyhooks()
+  mtcars_input_fn <- function(data) {
+    force(data)
+    function() list(list(drat = tf$constant(data$drat)), tf$constant(data$mpg))
+  }
+  model <- linear_regressor(mtcars_columns())
+  expect_error(train(model, mtcars_input_fn(mtcars), steps = 1),
+               "give their data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
+})

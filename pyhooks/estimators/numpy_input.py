@@ -1,0 +1,92 @@
+"""``numpy_input_fn()``: TensorFlow 1's ``tf.estimator.inputs.numpy_input_fn`` on pyhooks' input.
+
+``x`` (a dict of arrays) and ``y`` become the columns of an :func:`input_fn`,
+which the estimators read through their usual input pipeline. The defaults
+are TensorFlow's: batches of 128, one epoch, a shuffle buffer of 1000 rows
+(``queue_capacity``), and ``shuffle`` given explicitly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyhooks.estimators.inputs import input_fn
+
+__all__ = ["numpy_input_fn"]
+
+
+def _rows(value):
+    return len(value) if hasattr(value, "__len__") else None
+
+
+def _label_columns(y, taken):
+    """``{name: column}`` for ``y``: one column named ``"y"`` (or a dict's, or a matrix's)."""
+    if y is None:
+        return {}
+    if isinstance(y, dict):
+        clash = sorted(set(y) & set(taken))
+        if clash:
+            raise ValueError(f"`y` and `x` both have the key(s) {clash}: give them other names.")
+        return dict(y)
+    name = next(n for n in ("y", "__y__", "__label__") if n not in taken)
+    array = np.asarray(y)
+    if array.ndim == 2 and array.shape[1] > 1:  # several outputs: one column each
+        return {f"{name}_{i}": array[:, i] for i in range(array.shape[1])}
+    return {name: array}
+
+
+def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000,
+                   num_threads=1):
+    """An input of numpy arrays, as TensorFlow 1's ``numpy_input_fn`` made one.
+
+    Args:
+        x: a dict ``{feature name: array}``; each array holds one row per example
+            (a 2-D array of numbers gives every example a vector, for
+            ``column_numeric(name, shape=...)``).
+        y: the labels: an array (a 2-D array with several columns: one response
+            per column, for a multi-dimensional regression), a dict of arrays, or
+            None (prediction only).
+        batch_size: rows per batch.
+        num_epochs: passes over the data; None repeats forever (then give
+            ``steps`` to ``train()``).
+        shuffle: True or False (required, as in TensorFlow: do not shuffle for
+            prediction or evaluation).
+        queue_capacity: the shuffle buffer: each row is drawn from the next
+            ``queue_capacity`` rows not yet used (None: a new permutation of all
+            rows every epoch).
+        num_threads: accepted for compatibility (the pipeline uses its own threads).
+
+    Returns:
+        an :class:`pyhooks.estimators.inputs.InputFn`, for ``train()``,
+        ``evaluate()`` and ``predict()``.
+
+    Raises:
+        TypeError: ``x`` is not a dict of arrays, ``shuffle`` is not a bool.
+        ValueError: ``x`` and ``y`` of different lengths, or what ``input_fn()`` refuses.
+
+    Example:
+        >>> train_input = numpy_input_fn({"drat": drat, "wt": wt}, mpg, batch_size=8,
+        ...                              num_epochs=None, shuffle=True)
+    """
+    if not isinstance(x, dict) or not x:
+        what = (f"an array of shape {np.shape(x)}" if isinstance(x, np.ndarray)
+                else f"{type(x).__name__}")
+        raise TypeError(f"`x` must be a dict of arrays, {{feature name: array}}, got {what}"
+                        + (": name its columns, e.g. {'x': x}." if isinstance(x, np.ndarray)
+                           else "."))
+    if isinstance(shuffle, np.bool_):
+        shuffle = bool(shuffle)
+    if shuffle is not True and shuffle is not False:
+        raise TypeError(f"`shuffle` must be True or False, got {shuffle!r}: shuffle when "
+                        "training, not when evaluating or predicting.")
+    labels = _label_columns(y, x)
+    lengths = {f"x[{k!r}]": _rows(v) for k, v in x.items()}
+    lengths.update({"y" if not isinstance(y, dict) else f"y[{k!r}]": _rows(v)
+                    for k, v in (labels.items() if isinstance(y, dict) else
+                                 (("y", y),) if y is not None else ())})
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"`x` and `y` must hold the same number of rows, got {lengths}.")
+    data = {**x, **labels}
+    return input_fn(data, features=list(x), response=list(labels) or None,
+                    batch_size=batch_size, shuffle=shuffle, num_epochs=num_epochs,
+                    queue_capacity=queue_capacity, num_threads=num_threads)

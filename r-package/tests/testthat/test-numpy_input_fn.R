@@ -1,0 +1,45 @@
+# numpy_input_fn(), as tfestimators had it, on pyhooks' input.
+
+test_that("numpy_input_fn() trains and predicts as the same input_fn()", {
+  skip_if_no_pyhooks()
+  x <- list(drat = mtcars$drat, wt = mtcars$wt)
+  columns <- feature_columns(column_numeric("drat", "wt"))
+  numpy <- linear_regressor(columns, config = run_config(tf_random_seed = 1))
+  plain <- linear_regressor(columns, config = run_config(tf_random_seed = 1))
+  a <- quiet_train(numpy, numpy_input_fn(x, mtcars$mpg, batch_size = 8, shuffle = FALSE),
+                   steps = 3)
+  b <- quiet_train(plain, input_fn(mtcars, mpg ~ drat + wt, batch_size = 8, shuffle = FALSE),
+                   steps = 3)
+  expect_identical(a$total_losses, b$total_losses)
+  expect_identical(predict(numpy, numpy_input_fn(x, shuffle = FALSE)),
+                   predict(plain, input_fn(mtcars, mpg ~ drat + wt)))
+  # one epoch by default: 32 rows in batches of 5 are 7 steps
+  history <- quiet_train(numpy, numpy_input_fn(x, mtcars$mpg, batch_size = 5, shuffle = TRUE),
+                         steps = 100)
+  expect_identical(history$steps[nrow(history)], 10L)
+})
+
+test_that("numpy_input_fn() takes a factor response and matrix features", {
+  skip_if_no_pyhooks()
+  x <- list(petals = as.matrix(iris[, c("Petal.Length", "Petal.Width")]))
+  model <- dnn_classifier(hidden_units = 4, n_classes = 3,
+                          feature_columns = feature_columns(column_numeric("petals", shape = 2)))
+  quiet_train(model, numpy_input_fn(x, iris$Species, batch_size = 16, num_epochs = NULL,
+                                    shuffle = TRUE), steps = 5)
+  predicted <- predict(model, numpy_input_fn(x, shuffle = FALSE))
+  expect_identical(dim(predicted$probabilities), c(150L, 3L))
+  metrics <- evaluate(model, numpy_input_fn(x, iris$Species, shuffle = FALSE))
+  expect_true(metrics$accuracy >= 0 && metrics$accuracy <= 1)
+})
+
+test_that("numpy_input_fn() refuses what TensorFlow's refused, in R's words", {
+  skip_if_no_pyhooks()
+  x <- list(drat = mtcars$drat)
+  expect_error(numpy_input_fn(x, mtcars$mpg), "`shuffle` must be `TRUE` or `FALSE`, not NULL")
+  expect_error(numpy_input_fn(mtcars$drat, mtcars$mpg, shuffle = TRUE),
+               "must be a named list of columns")
+  expect_error(numpy_input_fn(x, mtcars$mpg[-1], shuffle = TRUE),
+               "same number of rows, not drat: 32, y: 31")
+  expect_error(numpy_input_fn(x, list(drat = mtcars$mpg), shuffle = TRUE), "both have")
+  expect_error(numpy_input_fn(x, mtcars$mpg, batch_size = 0, shuffle = TRUE), "batch_size")
+})

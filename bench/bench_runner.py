@@ -100,7 +100,8 @@ def estimator(events=True):
 
     data = load_mtcars()
     # events=False: no TensorBoard event files (they came after the base commit)
-    config = {} if events else {"config": pyhooks.estimators.run_config(save_summary_steps=0)}
+    config = {} if events else {"config": pyhooks.estimators.run_config(save_summary_steps=0,
+                                                                   log_step_count_steps=0)}
     model = linear_regressor(feature_columns=feature_columns(column_numeric("drat"),
                                                              column_numeric("cyl")), **config)
     source = input_fn(data, response="mpg", features=["drat", "cyl"], batch_size=8,

@@ -100,7 +100,7 @@ def mwms_eager(config, task_type, task_id):
     """MultiWorkerMirroredStrategy, a custom loop through EagerSessionCreator.
 
     Each worker's input comes from its own pipeline (``distribute_datasets_from_function``);
-    ``config["nan_at"] = [worker, step]`` puts a NaN in that worker's batch of that
+    ``config["nan_at"] = [worker, step]`` puts an infinite loss in that worker's batch of that
     step (NanTensorHook(fail_on_nan_loss=False) on every worker asks to stop);
     ``config["fail_at"] = [worker, step]`` makes a hook raise ValueError there.
     """
@@ -112,7 +112,7 @@ def mwms_eager(config, task_type, task_id):
     def dataset(context):
         x = np.ones((64, 1), np.float32) * (1 + context.input_pipeline_id)
         if context.input_pipeline_id == nan_worker:
-            x[(nan_step - 1) * 4] = np.nan  # the first example of that step's batch
+            x[(nan_step - 1) * 4] = 1e30  # an infinite loss in float32  # the first example of that step's batch
         data = tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4)
         # "finite": 16 batches on worker 0, 12 on worker 1
         return data.take(16 - 4 * context.input_pipeline_id) if config.get("finite") else (
@@ -280,8 +280,78 @@ def mirrored(config, task_type, task_id):
             bar=bar_output, fit_rows=len(fit_history.history), chief=callback.worker.is_chief)
 
 
+# --------------------------------------------------------------------------- estimators
+def mwms_estimator(config, task_type, task_id):
+    """An estimator's ``train()`` under MultiWorkerMirroredStrategy (``run_config(train_distribute=)``).
+
+    Each worker trains on its own rows (``y = 2 x + 1``, different ``x`` per worker),
+    8 steps of 4 rows. ``config["custom"]``: a ``model_fn`` instead of a linear
+    regressor; ``config["nan_at"] = [worker, step]``: an infinite loss in that worker's batch
+    of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
+    asks to stop after that step.
+    """
+    import numpy as np
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    out = config["dir"]
+    x = np.linspace(-1, 1, 32) + task_id / 2
+    nan_worker, nan_step = config.get("nan_at") or (-1, -1)
+    if task_id == nan_worker:
+        x[(nan_step - 1) * 4] = 1e30  # an infinite loss in float32
+    data = {"x": x, "y": 2 * x + 1}
+    inp = pyhooks.input_fn(data, features=["x"], response="y", batch_size=4, shuffle=False)
+    run_config = pyhooks.estimators.run_config(model_dir=os.path.join(out, "model"),
+                                               tf_random_seed=1, save_summary_steps=2,
+                                               train_distribute=strategy)
+    if config.get("custom"):
+        from pyhooks.estimators import layers
+
+        def model_fn(features, labels, mode):
+            v1 = tf.compat.v1
+            out = tf.reshape(layers.dense(features, 1), [-1])
+            loss = v1.losses.mean_squared_error(labels, out)
+            step = v1.train.GradientDescentOptimizer(0.1).minimize(
+                loss, global_step=v1.train.get_global_step())
+            return pyhooks.estimators.estimator_spec(mode, loss=loss, train_op=step)
+        model = pyhooks.estimators.estimator(model_fn, config=run_config)
+    else:
+        model = pyhooks.linear_regressor(pyhooks.feature_columns(pyhooks.column_numeric("x")),
+                                         config=run_config)
+    steps = []
+    stop_worker, stop_step = config.get("stop_at") or (-1, -1)
+
+    def after_run(context, values):
+        steps.append(int(values.results) + 1)
+        if task_id == stop_worker and steps[-1] == stop_step:
+            context.request_stop()
+
+    hooks = [pyhooks.HistorySaverHook(every_n_step=2, path=os.path.join(out, "history.csv")),
+             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(
+                 tf.compat.v1.train.get_global_step()), after_run=after_run)]
+    error = None
+    try:
+        history = model.train(inp, steps=8, hooks=hooks)
+    except Exception as caught:  # noqa: BLE001 - reported to the test
+        error, history = caught, None
+    variables = {}
+    if error is None:  # this worker's values (a non-chief saves no checkpoint)
+        state = next(state for key, state in model._states.items()  # noqa: SLF001
+                     if "train" in (key, key[0]))
+        variables = {v.op.name: np.asarray(value).ravel().tolist() for v, value in zip(
+            state.model_variables, state.session.run(state.model_variables))}
+    _report(config, task_type, task_id, steps=len(steps),
+            last_step=steps[-1] if steps else None, variables=variables,
+            history=None if history is None else history.to_dict(),
+            model_dir=model.model_dir, checkpoint=model.latest_checkpoint(),
+            error=None if error is None else type(error).__name__,
+            message=None if error is None else "\n".join([str(error),
+                                                          *getattr(error, "__notes__", [])]))
+    if error is not None:
+        sys.exit(3)
+
+
 SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "pss_eager": pss_eager,
-             "mirrored": mirrored}
+             "mirrored": mirrored, "mwms_estimator": mwms_estimator}
 
 
 def main(argv):

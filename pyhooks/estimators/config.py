@@ -20,10 +20,16 @@ class RunConfig:
         log_step_count_steps: accepted for compatibility (``global_step/sec`` is
             written with the summaries; nothing is logged).
         keep_checkpoint_max: checkpoints kept in ``model_dir``.
+        train_distribute: a ``tf.distribute`` strategy ``train()`` runs under
+            (``MirroredStrategy``, ``MultiWorkerMirroredStrategy``,
+            ``OneDeviceStrategy``), or None; see :mod:`pyhooks.estimators.distributed`.
     """
 
     def __init__(self, model_dir=None, tf_random_seed=None, session_config=None,
-                 save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5):
+                 save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5,
+                 train_distribute=None):
+        from pyhooks.estimators.distributed import check_strategy
+
         if model_dir is not None and not isinstance(model_dir, str):
             raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
         self.model_dir = model_dir
@@ -36,16 +42,19 @@ class RunConfig:
                                                    integer=True, allow_zero=True)
         self.keep_checkpoint_max = check_positive("keep_checkpoint_max", keep_checkpoint_max,
                                                   integer=True, allow_none=False)
+        self.train_distribute = check_strategy(train_distribute)
 
     def __repr__(self):
         return (f"RunConfig(model_dir={self.model_dir!r}, tf_random_seed={self.tf_random_seed!r}, "
                 f"save_summary_steps={self.save_summary_steps!r}, "
                 f"log_step_count_steps={self.log_step_count_steps!r}, "
-                f"keep_checkpoint_max={self.keep_checkpoint_max!r})")
+                f"keep_checkpoint_max={self.keep_checkpoint_max!r}"
+                + (f", train_distribute={type(self.train_distribute).__name__}"
+                   if self.train_distribute is not None else "") + ")")
 
 
 def run_config(model_dir=None, tf_random_seed=None, session_config=None, save_summary_steps=100,
-               log_step_count_steps=100, keep_checkpoint_max=5):
+               log_step_count_steps=100, keep_checkpoint_max=5, train_distribute=None):
     """A :class:`RunConfig`, for the ``config`` argument of the estimators."""
     return RunConfig(model_dir, tf_random_seed, session_config, save_summary_steps,
-                     log_step_count_steps, keep_checkpoint_max)
+                     log_step_count_steps, keep_checkpoint_max, train_distribute)

@@ -288,7 +288,8 @@ def mwms_estimator(config, task_type, task_id):
     8 steps of 4 rows. ``config["custom"]``: a ``model_fn`` instead of a linear
     regressor; ``config["nan_at"] = [worker, step]``: an infinite loss in that worker's batch
     of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
-    asks to stop after that step.
+    asks to stop after that step; ``config["fail_at"]``: a hook of that worker raises
+    ValueError there.
     """
     import numpy as np
 
@@ -319,11 +320,14 @@ def mwms_estimator(config, task_type, task_id):
                                          config=run_config)
     steps = []
     stop_worker, stop_step = config.get("stop_at") or (-1, -1)
+    fail_worker, fail_step = config.get("fail_at") or (-1, -1)
 
     def after_run(context, values):
         steps.append(int(values.results) + 1)
         if task_id == stop_worker and steps[-1] == stop_step:
             context.request_stop()
+        if task_id == fail_worker and steps[-1] == fail_step:
+            raise ValueError(f"boom at step {fail_step}")
 
     hooks = [pyhooks.HistorySaverHook(every_n_step=2, path=os.path.join(out, "history.csv")),
              pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(

@@ -200,6 +200,17 @@ def test_an_infinite_loss_on_one_worker_fails_both_at_the_same_step(tmp_path):
     assert not os.path.exists(tmp_path / "model" / "checkpoint")
 
 
+@pytest.mark.cluster
+def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(tmp_path):
+    results = _run_workers(tmp_path, fail_at=[1, 3])
+    assert results[0][0] == results[1][0] == 3, results
+    chief, other = results[0][1], results[1][1]
+    assert other["error"] == "ValueError" and other["last_step"] == 3
+    assert ("Error reported from /job:worker/task:1: pyhooks: worker 1 failed in local step 3: "
+            "ValueError: boom at step 3 (raised in LambdaHook.after_run())") in chief["message"]
+    assert chief["last_step"] == 3
+
+
 if __name__ == "__main__":  # the replicated runs, in their own process (see `replicated`)
     results = _replicated_runs(sys.argv[1])
     with open(sys.argv[2], "w", encoding="utf-8") as stream:

@@ -34,11 +34,16 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   files there, no checkpoints), and hooks that write files write below that
   too (:func:`pyhooks.distribute.worker_path`). Variables start as the chief's
   (broadcast when the session starts). Workers agree on stopping
-  (:class:`pyhooks.distribute.StopAgreementHook`): a stop requested on one
-  worker ends every worker's ``train()`` after the same step, so no worker is
-  left waiting in a collective for a peer that left. Each worker's input must
-  last the steps (``num_epochs = NULL``, or enough data): a worker whose input
-  ends stops all.
+  (:class:`pyhooks.distribute.StopAgreementHook`, one small eager all-reduce
+  after every step): a stop requested on one worker ends every worker's
+  ``train()`` after the same step, so no worker is left waiting in a
+  collective for a peer that left; an error raised on one worker (by a hook,
+  or ``NanTensorHook``'s) fails the others at that agreement with TensorFlow's
+  error naming the worker and the error (``Error reported from
+  /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
+  ...``). Every worker's input must last the steps (``num_epochs = None``, or
+  ``steps`` of at most its batches): ``train()`` refuses an input that could
+  end first, since a worker whose input ends would leave the others waiting.
 
 Strategies that cannot build a graph here (ParameterServerStrategy and its
 ``ClusterCoordinator``, which schedule ``tf.function``s) are refused with an
@@ -223,19 +228,24 @@ class ReplicatedTraining:
         graph.add_to_collection(TRAINING_LOSS_COLLECTION, training_loss)
         graph.add_to_collection(v1.GraphKeys.TRAIN_OP, state.train_op)
         state.fetches = [state.train_op]
-        if self.multi_worker:
-            state.stop_vote = _vote_graph(tf, strategy, self.worker.num_workers)
 
     def hooks(self, state):
         """The hooks this worker adds to ``train()``: the stop agreement with several workers."""
         if not self.multi_worker:
             return []
-        from pyhooks.distribute import StopAgreementHook
+        from pyhooks.distribute import StopAgreementHook, _make_vote
 
-        flags, voted = state.stop_vote
-        session = state.session
-        return [StopAgreementHook(self.strategy, self.worker, 1,
-                                  vote=lambda values: session.run(voted, {flags: values}))]
+        from tensorflow.python.eager import context
+
+        eager_vote = []
+
+        def vote(flags):  # eagerly (the strategy's collectives), not in the estimator's graph
+            with context.eager_mode():
+                if not eager_vote:
+                    eager_vote.append(_make_vote(self.strategy, self.worker.num_workers))
+                return eager_vote[0](flags).numpy()
+
+        return [StopAgreementHook(self.strategy, self.worker, 1, vote=vote)]
 
 
 class _ReplicaState:
@@ -259,22 +269,6 @@ def _split(tf, batch, parts):
     bounds = [rows * i // parts for i in range(parts + 1)]
     return [{name: tensor[bounds[i]:bounds[i + 1]] for name, tensor in batch.items()}
             for i in range(parts)]
-
-
-def _vote_graph(tf, strategy, num_workers):
-    """``(flags placeholder, summed flags)``: one all-reduce of the workers' stop flags."""
-    v1 = tf.compat.v1
-    flags = v1.placeholder_with_default(tf.zeros([num_workers]), [num_workers],
-                                        name="pyhooks_stop_flags")
-
-    def replica_sum(values):
-        context = tf.distribute.get_replica_context()
-        return context.all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(values))
-
-    with strategy.scope():
-        summed = strategy.extended.call_for_each_replica(replica_sum, args=(flags,))
-        voted = strategy.experimental_local_results(summed)[0]
-    return flags, voted
 
 
 def _copy(config):

@@ -321,6 +321,7 @@ def mwms_estimator(config, task_type, task_id):
     steps = []
     stop_worker, stop_step = config.get("stop_at") or (-1, -1)
     fail_worker, fail_step = config.get("fail_at") or (-1, -1)
+    chief_steps = []
 
     def after_run(context, values):
         steps.append(int(values.results) + 1)
@@ -334,7 +335,8 @@ def mwms_estimator(config, task_type, task_id):
                  tf.compat.v1.train.get_global_step()), after_run=after_run)]
     error = None
     try:
-        history = model.train(inp, steps=8, hooks=hooks)
+        history = model.train(inp, steps=8, hooks=hooks, chief_only_hooks=[pyhooks.LambdaHook(
+            after_run=lambda context, values: chief_steps.append(1))])
     except Exception as caught:  # noqa: BLE001 - reported to the test
         error, history = caught, None
     variables = {}
@@ -345,6 +347,7 @@ def mwms_estimator(config, task_type, task_id):
             state.model_variables, state.session.run(state.model_variables))}
     _report(config, task_type, task_id, steps=len(steps),
             last_step=steps[-1] if steps else None, variables=variables,
+            chief_steps=len(chief_steps),
             history=None if history is None else history.to_dict(),
             model_dir=model.model_dir, checkpoint=model.latest_checkpoint(),
             error=None if error is None else type(error).__name__,

@@ -150,6 +150,7 @@ def test_two_workers_train_one_model_the_chief_keeps_the_checkpoints(tmp_path):
     assert results[0][0] == results[1][0] == 0, results
     chief, other = results[0][1], results[1][1]
     assert chief["steps"] == other["steps"] == 8
+    assert (chief["chief_steps"], other["chief_steps"]) == (8, 0)
     assert chief["variables"] == other["variables"]  # one model, all-reduced updates
     # the same as one process training on both workers' batches side by side
     x = [np.linspace(-1, 1, 32) + task / 2 for task in (0, 1)]

@@ -80,8 +80,9 @@ def check_strategy(strategy):
                 "ParameterServerStrategy"}:
         raise ValueError(
             f"`train_distribute` = {type(strategy).__name__}: parameter-server training cannot "
-            "train an estimator's graph on TensorFlow 2 (its ClusterCoordinator schedules "
-            "tf.functions, not graphs). Use tf.distribute.MultiWorkerMirroredStrategy() for "
+            "train an estimator's graph on TensorFlow 2 (in a graph its replica runs on this "
+            "coordinator process and no worker trains; its ClusterCoordinator schedules only "
+            "tf.functions). Use tf.distribute.MultiWorkerMirroredStrategy() for "
             "estimators, or pyhooks.EagerSessionCreator(pyhooks.distribute.ScheduledSteps(...)) "
             "for a parameter-server custom loop.")
     if not any(name.startswith(_GRAPH_STRATEGIES) for name in names):
@@ -119,6 +120,10 @@ class ReplicatedTraining:
         self.strategy = check_strategy(strategy)
         self.worker = distribute.find_worker(strategy)
         self.multi_worker = self.worker.num_workers > 1
+        # a strategy with a cluster (even of one worker) places ops on /job:worker/...: the
+        # session runs them on this task's server
+        self._clustered = any(device.startswith("/job:") and not device.startswith(
+            "/job:localhost") for device in strategy.extended.worker_devices)
         self.local_replicas = len(strategy.extended.worker_devices)
 
     @property
@@ -167,7 +172,7 @@ class ReplicatedTraining:
         if cpus:  # several logical CPUs in the session (the strategy names /cpu:1 and up)
             config.device_count["CPU"] = max(config.device_count.get("CPU", 1), len(cpus))
         config = self.strategy.update_config_proto(config)
-        target = _local_address(self.strategy) if self.multi_worker else ""
+        target = _local_address(self.strategy) if self._clustered else ""
         return target, config
 
     # ------------------------------------------------------------------ the graph

@@ -770,7 +770,8 @@ class Estimator:
         return feeds
 
     # -- public API
-    def train(self, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None):
+    def train(self, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None,
+              chief_only_hooks=None):
         """Trains the model on ``input_fn``, continuing from the last global step.
 
         Args:
@@ -784,6 +785,9 @@ class Estimator:
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
                 checkpoint saves of the caller's ``CheckpointSaverHook``, or of one added
                 for them (every 600 s and at the end).
+            chief_only_hooks: hooks run only on the chief worker under a
+                multi-worker ``train_distribute`` strategy (always without one), after
+                ``hooks``.
 
         Returns:
             the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
@@ -815,6 +819,9 @@ class Estimator:
             if max_steps <= 0:
                 raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         hooks = check_hooks(hooks)
+        chief_only = check_hooks(chief_only_hooks, "chief_only_hooks")
+        if self._replicated is None or self._replicated.is_chief:
+            hooks += chief_only
         listeners = list(saving_listeners or [])
         for i, listener in enumerate(listeners):
             if not callable(getattr(listener, "after_save", None)):

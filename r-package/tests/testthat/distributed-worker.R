@@ -18,10 +18,13 @@ asker <- session_run_hook(after_run = function(context, values) {
   step <- context$session$run(tf$train$get_global_step())
   if (task == 1 && !is.na(stop_step) && step >= stop_step) context$request_stop()
 })
+chief_runs <- 0
+counter <- session_run_hook(after_run = function(context, values) chief_runs <<- chief_runs + 1)
 report <- tryCatch({
   history <- train(model, input, steps = 8, hooks = list(
     hook_progress_bar(writer = function(text) NULL), asker,
-    hook_history_saver(every_n_step = 2, path = file.path(model_dir, "history.csv"))))
+    hook_history_saver(every_n_step = 2, path = file.path(model_dir, "history.csv"))),
+    chief_only_hooks = list(counter))
   state <- model$`_states`$train # this worker's variables (only the chief saves them)
   sums <- reticulate::py_eval("lambda state: [float(v.sum()) for v in state.session.run(
     state.model_variables)]")
@@ -30,6 +33,7 @@ report <- tryCatch({
   c(paste("steps", paste(history$steps, collapse = ",")),
     paste("weights", paste(signif(weights, 6), collapse = ",")),
     paste("model_dir", model$model_dir),
+    paste("chief_runs", chief_runs),
     paste("checkpoint", if (is.null(checkpoint)) "none" else basename(checkpoint)))
 }, error = function(e) paste("error", gsub("\n", " ", conditionMessage(e))))
 writeLines(report, args[[2]])

@@ -53,6 +53,7 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   expect_equal(reports[[1]][["weights"]], reports[[2]][["weights"]]) # one model
   expect_equal(reports[[1]][["checkpoint"]], "model.ckpt-8")
   expect_equal(reports[[2]][["checkpoint"]], "none")
+  expect_equal(c(reports[[1]][["chief_runs"]], reports[[2]][["chief_runs"]]), c("8", "0"))
   expect_equal(reports[[2]][["model_dir"]], file.path(normalizePath(dir), "tmp_worker_1"))
   expect_equal(nrow(utils::read.csv(file.path(dir, "history.csv"))), 4)
   expect_equal(nrow(utils::read.csv(file.path(dir, "tmp_worker_1", "history.csv"))), 4)

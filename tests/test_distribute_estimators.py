@@ -79,6 +79,8 @@ def _replicated_runs(out_dir):
     for replicas in (2, 3):
         runs[f"linear_mirrored_{replicas}"] = _train_linear(out_dir, f"d{replicas}",
                                                            _mirrored(replicas), 16)
+    runs["linear_mirrored_v1"] = _train_linear(  # TensorFlow 1's class (R: tf$distribute)
+        out_dir, "e", tf.compat.v1.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]), 16)
     return runs
 
 
@@ -94,7 +96,7 @@ def replicated(tmp_path_factory):
         return json.load(stream)
 
 
-@pytest.mark.parametrize("replicas", [2, 3])
+@pytest.mark.parametrize("replicas", ["2", "3", "v1"])
 def test_a_canned_estimator_under_mirrored_strategy_trains_as_without_it(replicated, replicas):
     plain, mirrored = replicated["linear_plain_16"], replicated[f"linear_mirrored_{replicas}"]
     assert mirrored["history"]["steps"] == plain["history"]["steps"] == list(range(1, 9))

@@ -188,7 +188,11 @@ class ReplicatedTraining:
         parts = _split(tf, batch, self.local_replicas)
         replicas = []
 
-        def replica_fn(replica_batch):
+        def replica_fn():
+            # this replica's part of the batch (the id is a constant in graph mode)
+            replica_id = tf.get_static_value(
+                tf.distribute.get_replica_context().replica_id_in_sync_group)
+            replica_batch = parts[int(replica_id) % self.local_replicas]
             replica = _ReplicaState(state)
             replicas.append(replica)
             build_replica(replica, replica_batch)
@@ -198,14 +202,11 @@ class ReplicatedTraining:
             return loss, replica.per_example_loss, replica.train_op
 
         with strategy.scope():
-            per_replica = strategy.experimental_distribute_values_from_function(
-                lambda context: parts[context.replica_id_in_sync_group % self.local_replicas])
             if custom:  # as tf.estimator: a mean loss is scaled for the sum of the gradients
                 with strategy._scale_loss_for_estimator_enabled():  # noqa: SLF001
-                    outputs = strategy.extended.call_for_each_replica(replica_fn,
-                                                                      args=(per_replica,))
+                    outputs = strategy.extended.call_for_each_replica(replica_fn)
             else:
-                outputs = strategy.extended.call_for_each_replica(replica_fn, args=(per_replica,))
+                outputs = strategy.extended.call_for_each_replica(replica_fn)
             loss = outputs[0]
             scaled = getattr(graph, "_is_loss_scaled_by_optimizer", False)
             reduce_op = tf.distribute.ReduceOp.MEAN if custom and scaled else \

@@ -289,7 +289,7 @@ def mwms_estimator(config, task_type, task_id):
     regressor; ``config["nan_at"] = [worker, step]``: an infinite loss in that worker's batch
     of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
     asks to stop after that step; ``config["fail_at"]``: a hook of that worker raises
-    ValueError there.
+    ValueError there; ``config["hang_at"]``: a hook of that worker waits there (to be killed).
     """
     import numpy as np
 
@@ -321,6 +321,7 @@ def mwms_estimator(config, task_type, task_id):
     steps = []
     stop_worker, stop_step = config.get("stop_at") or (-1, -1)
     fail_worker, fail_step = config.get("fail_at") or (-1, -1)
+    hang_worker, hang_step = config.get("hang_at") or (-1, -1)
     chief_steps = []
 
     def after_run(context, values):
@@ -329,6 +330,9 @@ def mwms_estimator(config, task_type, task_id):
             context.request_stop()
         if task_id == fail_worker and steps[-1] == fail_step:
             raise ValueError(f"boom at step {fail_step}")
+        if task_id == hang_worker and steps[-1] == hang_step:  # to be killed by the test
+            open(os.path.join(out, f"hanging_{task_id}"), "w").close()  # noqa: SIM115
+            time.sleep(600)
 
     hooks = [pyhooks.HistorySaverHook(every_n_step=2, path=os.path.join(out, "history.csv")),
              pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -212,6 +213,23 @@ def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(
     assert ("Error reported from /job:worker/task:1: pyhooks: worker 1 failed in local step 3: "
             "ValueError: boom at step 3 (raised in LambdaHook.after_run())") in chief["message"]
     assert chief["last_step"] == 3
+
+
+
+@pytest.mark.cluster
+def test_a_killed_worker_fails_the_other_with_an_error_naming_it(tmp_path):
+    with Cluster(tmp_path, "mwms_estimator", cluster_spec(worker=2),
+                 hang_at=[1, 3]).start_all() as cluster:
+        deadline = time.monotonic() + 90
+        while not (tmp_path / "hanging_1").exists():
+            assert time.monotonic() < deadline, cluster.log(("worker", 1))
+            time.sleep(0.2)
+        cluster.kill(("worker", 1))
+        del cluster.processes["worker", 1]
+        (code, report, log), = cluster.wait(timeout=120).values()  # never a spin
+    assert code == 3 and report["error"] == "UnavailableError", log
+    assert report["last_step"] == 3
+    assert "/job:worker/replica:0/task:1" in report["message"]
 
 
 if __name__ == "__main__":  # the replicated runs, in their own process (see `replicated`)

@@ -205,6 +205,8 @@ class _KeptSessionCreator:
 
     def __init__(self, state):
         self._state = state
+        # under a strategy a lost peer is not cured by a new session: its error propagates
+        self.pyhooks_can_recover = state.can_recover
 
     def create_session(self):
         self._state.graph.finalize()
@@ -279,6 +281,7 @@ class _GraphState:
         self.mode = mode
         self.model_dir = estimator._checkpoint_dir  # under a strategy: the chief's on every worker
         replicated = estimator._replicated if mode == TRAIN else None
+        self.can_recover = replicated is None
         self.callables = {}
         self.synced_checkpoint = None
         self.synced_stamp = None

@@ -138,6 +138,24 @@ def test_train_distribute_refuses_what_is_not_a_usable_strategy():
         run_config(train_distribute=ParameterServerStrategyV2())
 
 
+def test_several_workers_refuse_an_input_that_could_end_before_the_steps():
+    from pyhooks.distribute import Worker
+    from pyhooks.estimators.distributed import ReplicatedTraining
+
+    training = object.__new__(ReplicatedTraining)  # what a 2-worker strategy's would hold
+    training.strategy, training.multi_worker = _mirrored(1), True
+    training.worker = Worker("worker", 1, False, 2, 1)
+    inp = pyhooks.input_fn(_data(), features=["x1"], response="y", batch_size=16)  # 4 batches
+    training.check_steps(inp, 4, None, 0)
+    training.check_steps(pyhooks.input_fn(_data(), features=["x1"], response="y",
+                                          num_epochs=None), 100, None, 0)
+    for steps, max_steps, start in ((5, None, 0), (None, None, 0), (None, 10, 3)):
+        with pytest.raises(ValueError, match=r"with 2 workers, every worker must train the same "
+                                             r"number of steps, and this worker's input holds 4 "
+                                             r"batch\(es\)"):
+            training.check_steps(inp, steps, max_steps, start)
+
+
 # --------------------------------------------------------------------------- two workers
 def _run_workers(tmp_path, timeout=150, **config):
     with Cluster(tmp_path, "mwms_estimator", cluster_spec(worker=2), **config).start_all() as c:

@@ -32,7 +32,8 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   ``model_dir``'s checkpoints and events; any other worker trains with
   ``model_dir/tmp_<task_type>_<task_id>`` as its ``model_dir`` (its events and
   files there, no checkpoints), and hooks that write files write below that
-  too (:func:`pyhooks.distribute.worker_path`). Variables start as the chief's
+  too (:func:`pyhooks.distribute.worker_path`); ``train(chief_only_hooks=)``
+  run on the chief only. Variables start as the chief's
   (broadcast when the session starts). Workers agree on stopping
   (:class:`pyhooks.distribute.StopAgreementHook`, one small eager all-reduce
   after every step): a stop requested on one worker ends every worker's
@@ -41,13 +42,16 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   or ``NanTensorHook``'s) fails the others at that agreement with TensorFlow's
   error naming the worker and the error (``Error reported from
   /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
-  ...``). Every worker's input must last the steps (``num_epochs = None``, or
+  ...``); a worker that dies fails the others at that agreement with
+  TensorFlow's ``UnavailableError`` naming it (the session is not re-created:
+  a new one cannot bring the peer back). Every worker's input must last the steps (``num_epochs = None``, or
   ``steps`` of at most its batches): ``train()`` refuses an input that could
   end first, since a worker whose input ends would leave the others waiting.
 
-Strategies that cannot build a graph here (ParameterServerStrategy and its
-``ClusterCoordinator``, which schedule ``tf.function``s) are refused with an
-error naming the strategy and what to use instead.
+``ParameterServerStrategy`` is refused with an error naming it and what to use
+instead: its graph builds, but every replica of it runs on the coordinator
+process itself (no worker trains), and its ``ClusterCoordinator`` schedules
+only ``tf.function``s.
 """
 
 from __future__ import annotations

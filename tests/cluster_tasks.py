@@ -100,7 +100,7 @@ def mwms_eager(config, task_type, task_id):
     """MultiWorkerMirroredStrategy, a custom loop through EagerSessionCreator.
 
     Each worker's input comes from its own pipeline (``distribute_datasets_from_function``);
-    ``config["nan_at"] = [worker, step]`` puts an infinite loss in that worker's batch of that
+    ``config["nan_at"] = [worker, step]`` puts a NaN in that worker's batch of that
     step (NanTensorHook(fail_on_nan_loss=False) on every worker asks to stop);
     ``config["fail_at"] = [worker, step]`` makes a hook raise ValueError there.
     """
@@ -112,7 +112,7 @@ def mwms_eager(config, task_type, task_id):
     def dataset(context):
         x = np.ones((64, 1), np.float32) * (1 + context.input_pipeline_id)
         if context.input_pipeline_id == nan_worker:
-            x[(nan_step - 1) * 4] = 1e30  # an infinite loss in float32  # the first example of that step's batch
+            x[(nan_step - 1) * 4] = np.nan  # the first example of that step's batch
         data = tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(4)
         # "finite": 16 batches on worker 0, 12 on worker 1
         return data.take(16 - 4 * context.input_pipeline_id) if config.get("finite") else (

@@ -2,8 +2,9 @@
 
 Used through :class:`pyhooks.EagerSessionCreator` (``strategy=``, ``is_chief=``,
 ``chief_only_hooks=``, ``agree_every_n_steps=``) and :func:`pyhooks.keras_callback`
-(``strategy=``, ``is_chief=``, ``chief_only_hooks=``); the functions here are
-what those arguments do:
+(``strategy=``, ``is_chief=``, ``chief_only_hooks=``), and by the estimators'
+``run_config(train_distribute=)`` (:mod:`pyhooks.estimators.distributed`); the
+functions here are what those arguments do:
 
 - **The chief** (:func:`find_worker`): ``is_chief`` if given, else the strategy's
   ``extended.should_checkpoint`` (MultiWorkerMirroredStrategy: the ``chief`` task,
@@ -214,8 +215,9 @@ class StopAgreementHook(SessionRunHook):
         strategy: the ``tf.distribute`` strategy the workers train with.
         worker: this process's :class:`Worker`.
         every_n_steps: agree every this many steps (a stop waits until then).
-        vote: ``vote(flags) -> sum of every worker's flags`` (numpy arrays), if not the
-            eager all-reduce this hook compiles (a graph's vote, run in its session).
+        vote: ``vote(flags) -> sum of every worker's flags`` (numpy arrays), to use
+            instead of calling the all-reduce this hook compiles (an estimator's, which
+            runs it eagerly while its graph is the default one).
     """
 
     def __init__(self, strategy, worker, every_n_steps=1, vote=None):

@@ -898,15 +898,14 @@ class Estimator:
 
             extra.append(EventWriterHook(self.model_dir, state.summary_op,
                                          state.global_step_read, self.config.save_summary_steps))
-        if self._replicated is not None:
-            extra += self._replicated.hooks(state)
         state.start_input(feeds, input_fn, training=True)
         try:
             if self._replicated is None:
                 state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
-            else:
+            else:  # the workers' stop agreement last (it sees every stop request)
                 with self._replicated.scope():  # hooks' files: the worker's own place
-                    state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
+                    state.run_loop(hooks + extra + state.spec_hooks +
+                                   self._replicated.hooks(state), state.fetches)
         except BaseException as error:
             if not _raised_in_end(error):
                 state.discard()

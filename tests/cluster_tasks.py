@@ -289,11 +289,14 @@ def mwms_estimator(config, task_type, task_id):
     regressor; ``config["nan_at"] = [worker, step]``: an infinite loss in that worker's batch
     of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
     asks to stop after that step; ``config["fail_at"]``: a hook of that worker raises
-    ValueError there; ``config["hang_at"]``: a hook of that worker waits there (to be killed).
+    ValueError there; ``config["hang_at"]``: a hook of that worker waits there (to be killed): after the
+    step, or before it for a negative step (the other workers then wait in its all-reduce).
     """
     import numpy as np
 
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    options = tf.distribute.experimental.CommunicationOptions(
+        timeout_seconds=config.get("collective_timeout"))
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     out = config["dir"]
     x = np.linspace(-1, 1, 32) + task_id / 2
     nan_worker, nan_step = config.get("nan_at") or (-1, -1)
@@ -334,9 +337,14 @@ def mwms_estimator(config, task_type, task_id):
             open(os.path.join(out, f"hanging_{task_id}"), "w").close()  # noqa: SIM115
             time.sleep(600)
 
+    def before_run(context):
+        if task_id == hang_worker and len(steps) + 1 == -hang_step:  # the other one in the step
+            open(os.path.join(out, f"hanging_{task_id}"), "w").close()  # noqa: SIM115
+            time.sleep(600)
+        return pyhooks.SessionRunArgs(tf.compat.v1.train.get_global_step())
+
     hooks = [pyhooks.HistorySaverHook(every_n_step=2, path=os.path.join(out, "history.csv")),
-             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(
-                 tf.compat.v1.train.get_global_step()), after_run=after_run)]
+             pyhooks.LambdaHook(before_run=before_run, after_run=after_run)]
     error = None
     try:
         history = model.train(inp, steps=8, hooks=hooks, chief_only_hooks=[pyhooks.LambdaHook(

@@ -250,6 +250,25 @@ def test_a_killed_worker_fails_the_other_with_an_error_naming_it(tmp_path):
     assert "/job:worker/replica:0/task:1" in report["message"]
 
 
+
+@pytest.mark.cluster
+def test_a_worker_killed_during_the_step_fails_the_other_after_the_collective_timeout(tmp_path):
+    # the other worker waits in the step's all-reduce: TensorFlow's graph collectives check no
+    # peer's health, the strategy's CommunicationOptions(timeout_seconds=) bounds the wait
+    with Cluster(tmp_path, "mwms_estimator", cluster_spec(worker=2), hang_at=[1, -3],
+                 collective_timeout=15).start_all() as cluster:
+        deadline = time.monotonic() + 90
+        while not (tmp_path / "hanging_1").exists():
+            assert time.monotonic() < deadline, cluster.log(("worker", 1))
+            time.sleep(0.2)
+        cluster.kill(("worker", 1))
+        del cluster.processes["worker", 1]
+        (code, report, log), = cluster.wait(timeout=120).values()
+    assert code == 3 and report["error"] == "DeadlineExceededError", log
+    assert report["last_step"] == 2
+    assert "Collective has timed out during execution" in report["message"]
+
+
 if __name__ == "__main__":  # the replicated runs, in their own process (see `replicated`)
     results = _replicated_runs(sys.argv[1])
     with open(sys.argv[2], "w", encoding="utf-8") as stream:

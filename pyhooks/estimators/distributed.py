@@ -44,7 +44,12 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
   ...``); a worker that dies fails the others at that agreement with
   TensorFlow's ``UnavailableError`` naming it (the session is not re-created:
-  a new one cannot bring the peer back). Every worker's input must last the steps (``num_epochs = None``, or
+  a new one cannot bring the peer back). A worker that dies while the others
+  wait in the step's all-reduce is not noticed there (graph collectives check
+  no peer's health): bound that wait with the strategy's
+  ``communication_options=tf.distribute.experimental.CommunicationOptions(
+  timeout_seconds=...)`` (the others then fail with ``DeadlineExceededError``).
+  Every worker's input must last the steps (``num_epochs = None``, or
   ``steps`` of at most its batches): ``train()`` refuses an input that could
   end first, since a worker whose input ends would leave the others waiting.
 

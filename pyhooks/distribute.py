@@ -2,8 +2,9 @@
 
 Used through :class:`pyhooks.EagerSessionCreator` (``strategy=``, ``is_chief=``,
 ``chief_only_hooks=``, ``agree_every_n_steps=``) and :func:`pyhooks.keras_callback`
-(``strategy=``, ``is_chief=``, ``chief_only_hooks=``); the functions here are
-what those arguments do:
+(``strategy=``, ``is_chief=``, ``chief_only_hooks=``), and by the estimators'
+``run_config(train_distribute=)`` (:mod:`pyhooks.estimators.distributed`); the
+functions here are what those arguments do:
 
 - **The chief** (:func:`find_worker`): ``is_chief`` if given, else the strategy's
   ``extended.should_checkpoint`` (MultiWorkerMirroredStrategy: the ``chief`` task,
@@ -44,6 +45,8 @@ what those arguments do:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -54,9 +57,10 @@ from pyhooks.hook import SessionRunHook, check_hooks
 from pyhooks.hooks._common import check_bool, current_backend
 
 __all__ = ["PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker", "find_worker",
-           "reduce_output", "worker_hooks", "worker_path"]
+           "reduce_output", "worker_hooks", "worker_path", "worker_scope"]
 
 _log = logging.getLogger("pyhooks")
+_graph_worker = contextvars.ContextVar("pyhooks_graph_worker", default=None)
 
 
 class Worker(namedtuple("Worker", "task_type task_id is_chief num_workers index")):
@@ -171,12 +175,14 @@ def worker_path(path, is_file=False):
     """``path``, or on a non-chief worker its own place below it (TensorFlow's convention).
 
     Call it in ``begin()``: the worker is the current backend's (see
-    :mod:`pyhooks.hooks._common`). A directory ``d`` becomes
+    :mod:`pyhooks.hooks._common`), or in a graph the one of :func:`worker_scope`
+    (an estimator trained under a strategy sets it). A directory ``d`` becomes
     ``d/tmp_<task_type>_<task_id>``; a file ``d/f`` (``is_file``) ``d/tmp_<...>/f``.
     ``None`` and ``""`` stay as they are, as does every path on the chief and
     without a strategy.
     """
-    worker = getattr(current_backend(), "worker", None)
+    backend = current_backend()
+    worker = getattr(backend, "worker", None) if backend is not None else _graph_worker.get()
     if not path or worker is None or worker.is_chief:
         return path
     path = os.fspath(path)
@@ -185,6 +191,16 @@ def worker_path(path, is_file=False):
         directory, name = os.path.split(path)
         return os.path.join(directory, own, name)
     return os.path.join(path, own)
+
+
+@contextlib.contextmanager
+def worker_scope(worker):
+    """Makes ``worker`` (a :class:`Worker`) the one :func:`worker_path` uses for graph sessions."""
+    token = _graph_worker.set(worker)
+    try:
+        yield worker
+    finally:
+        _graph_worker.reset(token)
 
 
 # --------------------------------------------------------------------------- stopping together
@@ -199,16 +215,19 @@ class StopAgreementHook(SessionRunHook):
         strategy: the ``tf.distribute`` strategy the workers train with.
         worker: this process's :class:`Worker`.
         every_n_steps: agree every this many steps (a stop waits until then).
+        vote: ``vote(flags) -> sum of every worker's flags`` (numpy arrays), to use
+            instead of calling the all-reduce this hook compiles (an estimator's, which
+            runs it eagerly while its graph is the default one).
     """
 
-    def __init__(self, strategy, worker, every_n_steps=1):
+    def __init__(self, strategy, worker, every_n_steps=1, vote=None):
         from pyhooks.timer import check_positive
 
         self._every = check_positive("agree_every_n_steps", every_n_steps, integer=True,
                                      allow_none=False)
         self._strategy = strategy
         self._worker = worker
-        self._vote = None
+        self._vote = vote
         self._steps = 0
         self._pending = False
         self.stopped_by = None  # after an agreed stop: the indices of the workers that asked
@@ -232,7 +251,7 @@ class StopAgreementHook(SessionRunHook):
 
         flags = np.zeros(self._worker.num_workers, np.float32)
         flags[self._worker.index] = 1.0 if self._pending else 0.0
-        asked = np.flatnonzero(self._vote(flags).numpy())
+        asked = np.flatnonzero(np.asarray(self._vote(flags)))
         if asked.size:
             self.stopped_by = asked.tolist()
             run_context.request_stop()

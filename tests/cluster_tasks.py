@@ -280,8 +280,97 @@ def mirrored(config, task_type, task_id):
             bar=bar_output, fit_rows=len(fit_history.history), chief=callback.worker.is_chief)
 
 
+# --------------------------------------------------------------------------- estimators
+def mwms_estimator(config, task_type, task_id):
+    """An estimator's ``train()`` under MultiWorkerMirroredStrategy (``run_config(train_distribute=)``).
+
+    Each worker trains on its own rows (``y = 2 x + 1``, different ``x`` per worker),
+    8 steps of 4 rows. ``config["custom"]``: a ``model_fn`` instead of a linear
+    regressor; ``config["nan_at"] = [worker, step]``: an infinite loss in that worker's batch
+    of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
+    asks to stop after that step; ``config["fail_at"]``: a hook of that worker raises
+    ValueError there; ``config["hang_at"]``: a hook of that worker waits there (to be killed): after the
+    step, or before it for a negative step (the other workers then wait in its all-reduce).
+    """
+    import numpy as np
+
+    options = tf.distribute.experimental.CommunicationOptions(
+        timeout_seconds=config.get("collective_timeout"))
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    out = config["dir"]
+    x = np.linspace(-1, 1, 32) + task_id / 2
+    nan_worker, nan_step = config.get("nan_at") or (-1, -1)
+    if task_id == nan_worker:
+        x[(nan_step - 1) * 4] = 1e30  # an infinite loss in float32
+    data = {"x": x, "y": 2 * x + 1}
+    inp = pyhooks.input_fn(data, features=["x"], response="y", batch_size=4, shuffle=False)
+    run_config = pyhooks.estimators.run_config(model_dir=os.path.join(out, "model"),
+                                               tf_random_seed=1, save_summary_steps=2,
+                                               train_distribute=strategy)
+    if config.get("custom"):
+        from pyhooks.estimators import layers
+
+        def model_fn(features, labels, mode):
+            v1 = tf.compat.v1
+            out = tf.reshape(layers.dense(features, 1), [-1])
+            loss = v1.losses.mean_squared_error(labels, out)
+            step = v1.train.GradientDescentOptimizer(0.1).minimize(
+                loss, global_step=v1.train.get_global_step())
+            return pyhooks.estimators.estimator_spec(mode, loss=loss, train_op=step)
+        model = pyhooks.estimators.estimator(model_fn, config=run_config)
+    else:
+        model = pyhooks.linear_regressor(pyhooks.feature_columns(pyhooks.column_numeric("x")),
+                                         config=run_config)
+    steps = []
+    stop_worker, stop_step = config.get("stop_at") or (-1, -1)
+    fail_worker, fail_step = config.get("fail_at") or (-1, -1)
+    hang_worker, hang_step = config.get("hang_at") or (-1, -1)
+    chief_steps = []
+
+    def after_run(context, values):
+        steps.append(int(values.results) + 1)
+        if task_id == stop_worker and steps[-1] == stop_step:
+            context.request_stop()
+        if task_id == fail_worker and steps[-1] == fail_step:
+            raise ValueError(f"boom at step {fail_step}")
+        if task_id == hang_worker and steps[-1] == hang_step:  # to be killed by the test
+            open(os.path.join(out, f"hanging_{task_id}"), "w").close()  # noqa: SIM115
+            time.sleep(600)
+
+    def before_run(context):
+        if task_id == hang_worker and len(steps) + 1 == -hang_step:  # the other one in the step
+            open(os.path.join(out, f"hanging_{task_id}"), "w").close()  # noqa: SIM115
+            time.sleep(600)
+        return pyhooks.SessionRunArgs(tf.compat.v1.train.get_global_step())
+
+    hooks = [pyhooks.HistorySaverHook(every_n_step=2, path=os.path.join(out, "history.csv")),
+             pyhooks.LambdaHook(before_run=before_run, after_run=after_run)]
+    error = None
+    try:
+        history = model.train(inp, steps=8, hooks=hooks, chief_only_hooks=[pyhooks.LambdaHook(
+            after_run=lambda context, values: chief_steps.append(1))])
+    except Exception as caught:  # noqa: BLE001 - reported to the test
+        error, history = caught, None
+    variables = {}
+    if error is None:  # this worker's values (a non-chief saves no checkpoint)
+        state = next(state for key, state in model._states.items()  # noqa: SLF001
+                     if "train" in (key, key[0]))
+        variables = {v.op.name: np.asarray(value).ravel().tolist() for v, value in zip(
+            state.model_variables, state.session.run(state.model_variables))}
+    _report(config, task_type, task_id, steps=len(steps),
+            last_step=steps[-1] if steps else None, variables=variables,
+            chief_steps=len(chief_steps),
+            history=None if history is None else history.to_dict(),
+            model_dir=model.model_dir, checkpoint=model.latest_checkpoint(),
+            error=None if error is None else type(error).__name__,
+            message=None if error is None else "\n".join([str(error),
+                                                          *getattr(error, "__notes__", [])]))
+    if error is not None:
+        sys.exit(3)
+
+
 SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "pss_eager": pss_eager,
-             "mirrored": mirrored}
+             "mirrored": mirrored, "mwms_estimator": mwms_estimator}
 
 
 def main(argv):

@@ -26,7 +26,10 @@ expectations <- list(
   python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]"),
   distributed = c("worker 0 \\(chief: True\\) stopped after step 30",
                   "worker 1 \\(chief: False\\) stopped after step 30",
-                  "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps"),
+                  "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps",
+                  "the chief is done", "worker 0 stopped after step 100 writing into [^ ]*model[^ /]*\\s",
+                  "worker 1 stopped after step 100 writing into [^ ]*/tmp_worker_1\\s",
+                  "\"model.ckpt-100.data-00000-of-00001\""),
   coming_from_tfestimators = c(
     "features=\\['drat', 'cyl'\\], response='mpg'",
     "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",

@@ -28,11 +28,17 @@ class RunConfig:
             every 600 seconds when it has saving listeners (``train_and_evaluate()``
             evaluates after these saves).
         keep_checkpoint_max: checkpoints kept in ``model_dir``.
+        train_distribute: a ``tf.distribute`` strategy ``train()`` runs under
+            (``MirroredStrategy``, ``MultiWorkerMirroredStrategy``,
+            ``OneDeviceStrategy``), or None; see :mod:`pyhooks.estimators.distributed`.
     """
 
     def __init__(self, model_dir=None, tf_random_seed=None, session_config=None,
                  save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5,
-                 save_checkpoints_steps=None, save_checkpoints_secs=None):
+                 save_checkpoints_steps=None, save_checkpoints_secs=None,
+                 train_distribute=None):
+        from pyhooks.estimators.distributed import check_strategy
+
         if model_dir is not None and not isinstance(model_dir, str):
             raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
         self.model_dir = model_dir
@@ -54,6 +60,8 @@ class RunConfig:
                              f"({save_checkpoints_steps!r}) and `save_checkpoints_secs` "
                              f"({save_checkpoints_secs!r}).")
 
+        self.train_distribute = check_strategy(train_distribute)
+
     def checkpoint_frequency(self, listening):
         """``{"save_steps": n}`` or ``{"save_secs": s}`` for periodic saves, or None for none.
 
@@ -72,13 +80,15 @@ class RunConfig:
                 f"log_step_count_steps={self.log_step_count_steps!r}, "
                 f"save_checkpoints_steps={self.save_checkpoints_steps!r}, "
                 f"save_checkpoints_secs={self.save_checkpoints_secs!r}, "
-                f"keep_checkpoint_max={self.keep_checkpoint_max!r})")
+                f"keep_checkpoint_max={self.keep_checkpoint_max!r}"
+                + (f", train_distribute={type(self.train_distribute).__name__}"
+                   if self.train_distribute is not None else "") + ")")
 
 
 def run_config(model_dir=None, tf_random_seed=None, session_config=None, save_summary_steps=100,
                log_step_count_steps=100, keep_checkpoint_max=5, save_checkpoints_steps=None,
-               save_checkpoints_secs=None):
+               save_checkpoints_secs=None, train_distribute=None):
     """A :class:`RunConfig`, for the ``config`` argument of the estimators."""
     return RunConfig(model_dir, tf_random_seed, session_config, save_summary_steps,
                      log_step_count_steps, keep_checkpoint_max, save_checkpoints_steps,
-                     save_checkpoints_secs)
+                     save_checkpoints_secs, train_distribute)

@@ -210,6 +210,8 @@ class _KeptSessionCreator:
 
     def __init__(self, state):
         self._state = state
+        # under a strategy a lost peer is not cured by a new session: its error propagates
+        self.pyhooks_can_recover = state.can_recover
 
     def create_session(self):
         self._state.graph.finalize()
@@ -282,7 +284,9 @@ class _GraphState:
     def __init__(self, estimator, mode, signature=None, feeds=None):
         tf = import_tensorflow()
         self.mode = mode
-        self.model_dir = estimator.model_dir
+        self.model_dir = estimator._checkpoint_dir  # under a strategy: the chief's on every worker
+        replicated = estimator._replicated if mode == TRAIN else None
+        self.can_recover = replicated is None
         self.callables = {}
         self.synced_checkpoint = None
         self.synced_stamp = None
@@ -292,7 +296,11 @@ class _GraphState:
         with graph.as_default():
             if estimator._seed is not None:
                 v1.set_random_seed(estimator._seed)
-            self.global_step = v1.train.get_or_create_global_step()
+            if replicated is None:
+                self.global_step = v1.train.get_or_create_global_step()
+            else:  # mirrored, as a model_fn's minimize(global_step=) needs under a strategy
+                with replicated.strategy.scope():
+                    self.global_step = v1.train.get_or_create_global_step()
             # What session.run(global_step) fetches; hooks' global_step_read is this too.
             self.global_step_read = self.global_step._graph_element
             from tensorflow.python.training import training_util
@@ -330,7 +338,12 @@ class _GraphState:
                                      for name, dataset in datasets.items()}
                 batch = iterator.get_next()
 
-            if signature is None:
+            if replicated is not None:  # once per replica (pyhooks/estimators/distributed.py)
+                replicated.build(self, tf, lambda replica, part: (
+                    _GraphState._build_canned(replica, tf, estimator, mode, part)
+                    if signature is None else estimator._build_model_fn(replica, tf, mode, part)),
+                    batch, custom=signature is not None)
+            elif signature is None:
                 self._build_canned(tf, estimator, mode, batch)
             else:
                 estimator._build_model_fn(self, tf, mode, batch)
@@ -348,7 +361,9 @@ class _GraphState:
             self.init_op = tf.group(v1.global_variables_initializer(),
                                     v1.local_variables_initializer(), v1.tables_initializer())
         graph.finalize()
-        self.session = v1.Session(graph=graph, config=estimator._session_config)
+        target, config = ("", estimator._session_config) if replicated is None else \
+            replicated.session_args(estimator._session_config)
+        self.session = v1.Session(target, graph=graph, config=config)
         self.session.run(self.init_op)
         self.sync()
 
@@ -384,6 +399,9 @@ class _GraphState:
                                                model.default_learning_rate)
                     update = optimizer.minimize(training_loss,
                                                 var_list=v1.trainable_variables())
+                if getattr(self, "replicated", False):  # the step is counted once, after all
+                    self.train_op = update
+                    return
                 with tf.control_dependencies([update, self.global_step_read]):
                     self.train_op = self.global_step.assign_add(1, read_value=False)
                 v1.add_to_collection(v1.GraphKeys.TRAIN_OP, self.train_op)
@@ -663,6 +681,14 @@ class Estimator:
         self.model_dir = os.path.abspath(os.fspath(model_dir))
         os.makedirs(self.model_dir, exist_ok=True)
         self._session_config = session_config
+        self._checkpoint_dir = self.model_dir
+        self._replicated = None
+        if config.train_distribute is not None:  # a non-chief worker writes in its own dir
+            from pyhooks.estimators.distributed import ReplicatedTraining
+
+            self._replicated = ReplicatedTraining(config.train_distribute)
+            self.model_dir = self._replicated.own_dir(self.model_dir)
+            os.makedirs(self.model_dir, exist_ok=True)
         self._seed = None if seed is None else check_positive("seed", seed, integer=True,
                                                               allow_zero=True)
         self._name = name
@@ -753,7 +779,8 @@ class Estimator:
         return feeds
 
     # -- public API
-    def train(self, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None):
+    def train(self, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None,
+              chief_only_hooks=None):
         """Trains the model on ``input_fn``, continuing from the last global step.
 
         Args:
@@ -768,6 +795,9 @@ class Estimator:
                 checkpoint saves of the caller's ``CheckpointSaverHook``, or of one added
                 (as often as the ``run_config()`` says, every 600 s by default, and at
                 the end).
+            chief_only_hooks: hooks run only on the chief worker under a
+                multi-worker ``train_distribute`` strategy (always without one), after
+                ``hooks``.
 
         Returns:
             the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
@@ -799,6 +829,9 @@ class Estimator:
             if max_steps <= 0:
                 raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         hooks = check_hooks(hooks)
+        chief_only = check_hooks(chief_only_hooks, "chief_only_hooks")
+        if self._replicated is None or self._replicated.is_chief:
+            hooks += chief_only
         listeners = list(saving_listeners or [])
         for i, listener in enumerate(listeners):
             if not callable(getattr(listener, "after_save", None)):
@@ -839,6 +872,8 @@ class Estimator:
             total = input_fn.steps_per_run()
         if input_fn.num_epochs is not None:
             total = min(total, input_fn.steps_per_run())
+        if self._replicated is not None:
+            self._replicated.check_steps(input_fn, steps, max_steps, start)
 
         extra = [builtin.StopAtStepHook(num_steps=steps) if steps is not None
                  else builtin.StopAtStepHook(last_step=max_steps)] if (
@@ -873,7 +908,12 @@ class Estimator:
                                          self.config.log_step_count_steps))
         state.start_input(feeds, input_fn, training=True)
         try:
-            state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
+            if self._replicated is None:
+                state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
+            else:  # the workers' stop agreement last (it sees every stop request)
+                with self._replicated.scope():  # hooks' files: the worker's own place
+                    state.run_loop(hooks + extra + state.spec_hooks +
+                                   self._replicated.hooks(state), state.fetches)
         except BaseException as error:
             if not _raised_in_end(error):
                 state.discard()
@@ -897,6 +937,8 @@ class Estimator:
     def _save_if_needed(self, state, hooks):
         from pyhooks import hooks as builtin
 
+        if self._replicated is not None and not self._replicated.is_chief:
+            return None  # checkpoints are the chief's
         step = state.step()
         if any(isinstance(h, builtin.CheckpointSaverHook) for h in hooks):
             import tensorflow as tf

@@ -208,20 +208,31 @@ input_layer <- function(features, feature_columns) {
 #'   while training, or `NULL` (at most one of the two). With neither,
 #'   [train()] saves at its end, and [train_and_evaluate()] every 600 seconds
 #'   and at the end.
+#' @param train_distribute A TensorFlow distribution strategy [train()] runs
+#'   under, or `NULL`, from `tensorflow <- reticulate::import("tensorflow")`:
+#'   `tensorflow$distribute$MirroredStrategy()` (several devices of this
+#'   machine) or `tensorflow$distribute$MultiWorkerMirroredStrategy()` (several
+#'   processes, each running the same script, their cluster in the `TF_CONFIG`
+#'   environment variable). Each batch is split among
+#'   the replicas; the hooks see the loss over all replicas; on workers other
+#'   than the chief, files go below `model_dir/tmp_worker_<i>` and no
+#'   checkpoint is written. See `vignette("distributed")`.
 #' @returns A run configuration, for the `config` argument of [estimator()].
 #' @family custom estimators
 #' @export
 run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config = NULL,
                        save_summary_steps = 100L, log_step_count_steps = 100L,
                        keep_checkpoint_max = 5L, save_checkpoints_steps = NULL,
-                       save_checkpoints_secs = NULL) {
+                       save_checkpoints_secs = NULL,
+                       train_distribute = NULL) {
   py_construct("run_config", list(
     model_dir = path_arg(model_dir), tf_random_seed = as_py_int(tf_random_seed),
     session_config = session_config, save_summary_steps = as_py_int(save_summary_steps),
     log_step_count_steps = as_py_int(log_step_count_steps),
     keep_checkpoint_max = as_py_int(keep_checkpoint_max),
     save_checkpoints_steps = as_py_int(save_checkpoints_steps),
-    save_checkpoints_secs = save_checkpoints_secs
+    save_checkpoints_secs = save_checkpoints_secs,
+    train_distribute = train_distribute
   ))
 }
 

@@ -31,6 +31,10 @@
 #'   `NULL`.
 #' @param saving_listeners A list of Python `CheckpointSaverListener`
 #'   objects, or `NULL`.
+#' @param chief_only_hooks A list of hooks run only on the chief worker when
+#'   the estimator trains on several workers (`run_config(train_distribute =)`,
+#'   see `vignette("distributed")`), after `hooks`; on one process they always
+#'   run.
 #' @param ... Not used; must be empty.
 #' @returns `train()`: the training history (a `pyhooks_history` data frame,
 #'   see [pyhooks_history]), invisibly.
@@ -52,7 +56,8 @@ train <- function(object, ...) {
 #' @rdname train
 #' @export
 train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL,
-                                    max_steps = NULL, saving_listeners = NULL, ...) {
+                                    max_steps = NULL, saving_listeners = NULL,
+                                    chief_only_hooks = NULL, ...) {
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
@@ -62,12 +67,13 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
   completed <- with_training_defaults(as_hook_list(hooks, call = call))
   hooks <- completed$hooks
   history_hook <- completed$history_hook
-  r_hooks <- r_hooks_of(hooks)
+  chief_only_hooks <- as_hook_list(chief_only_hooks, "chief_only_hooks", call = call)
+  r_hooks <- r_hooks_of(c(hooks, chief_only_hooks))
 
   result <- run_with_hooks(
     object$train(
       input_fn = input_fn, steps = steps, hooks = hooks, max_steps = max_steps,
-      saving_listeners = as_py_list(saving_listeners)
+      saving_listeners = as_py_list(saving_listeners), chief_only_hooks = chief_only_hooks
     ),
     r_hooks = r_hooks,
     what = "Training",

@@ -1,0 +1,292 @@
+"""Training an estimator under a ``tf.distribute`` strategy (``run_config(train_distribute=)``).
+
+As ``tf.estimator`` did, in graph mode: the training graph's model is built
+once per replica by ``strategy.extended.call_for_each_replica`` under
+``strategy.scope()`` (mirrored variables; a ``tf.compat.v1`` optimizer's
+``minimize`` all-reduces the gradients across the replicas), and the session
+gets ``strategy.update_config_proto(config)``. What changes for the user:
+
+- **The input.** Every worker reads its own ``input_fn``; each batch is cut
+  into as many consecutive parts as this worker has replicas (a
+  ``MirroredStrategy`` over two devices trains each half of a batch on one).
+  Give a ``batch_size`` that is a multiple of the number of replicas: the parts
+  are then equal and the training the same as without the strategy.
+- **The gradients.** The canned estimators' training loss is the batch's sum:
+  the replicas' gradients are summed, which is the whole batch's gradient. A
+  ``model_fn``'s loss is scaled as ``tf.estimator`` scaled it: a mean loss
+  (``tf.compat.v1.losses.*``' default reduction) is divided by the number of
+  replicas before the sum, so that the update is the mean's.
+- **What the hooks see** (reduced values): the training loss (collection
+  ``pyhooks_training_loss``, NanTensorHook's) is reduced over every replica of
+  every worker: the sum for the canned estimators (the sum over all workers'
+  batches), and for a ``model_fn`` the replicas' mean (its sum when its loss is
+  a sum). The per-example losses (collection ``losses``) of a canned estimator
+  are this worker's, its replicas' parts joined in batch order, so the
+  history's ``mean_losses`` is the batch's mean. A ``model_fn``'s ``losses``
+  collection holds the reduced loss. The global step counts steps (one per
+  ``run``, however many replicas).
+- **Several workers** (``MultiWorkerMirroredStrategy``, the cluster in
+  ``TF_CONFIG``): every worker process runs the same script with the same
+  ``steps``. The session connects to this worker's own server (the one the
+  strategy started). The chief (``chief`` task, else worker 0) writes
+  ``model_dir``'s checkpoints and events; any other worker trains with
+  ``model_dir/tmp_<task_type>_<task_id>`` as its ``model_dir`` (its events and
+  files there, no checkpoints), and hooks that write files write below that
+  too (:func:`pyhooks.distribute.worker_path`); ``train(chief_only_hooks=)``
+  run on the chief only. Variables start as the chief's
+  (broadcast when the session starts). Workers agree on stopping
+  (:class:`pyhooks.distribute.StopAgreementHook`, one small eager all-reduce
+  after every step): a stop requested on one worker ends every worker's
+  ``train()`` after the same step, so no worker is left waiting in a
+  collective for a peer that left; an error raised on one worker (by a hook,
+  or ``NanTensorHook``'s) fails the others at that agreement with TensorFlow's
+  error naming the worker and the error (``Error reported from
+  /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
+  ...``); a worker that dies fails the others at that agreement with
+  TensorFlow's ``UnavailableError`` naming it (the session is not re-created:
+  a new one cannot bring the peer back). A worker that dies while the others
+  wait in the step's all-reduce is not noticed there (graph collectives check
+  no peer's health): bound that wait with the strategy's
+  ``communication_options=tf.distribute.experimental.CommunicationOptions(
+  timeout_seconds=...)`` (the others then fail with ``DeadlineExceededError``).
+  Every worker's input must last the steps (``num_epochs = None``, or
+  ``steps`` of at most its batches): ``train()`` refuses an input that could
+  end first, since a worker whose input ends would leave the others waiting.
+
+``ParameterServerStrategy`` is refused with an error naming it and what to use
+instead: its graph builds, but every replica of it runs on the coordinator
+process itself (no worker trains), and its ``ClusterCoordinator`` schedules
+only ``tf.function``s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+__all__ = ["ReplicatedTraining", "check_strategy"]
+
+# (and their TensorFlow 1 variants, MirroredStrategyV1 & co.)
+_GRAPH_STRATEGIES = ("MirroredStrategy", "MultiWorkerMirroredStrategy",
+                     "CollectiveAllReduceStrategy", "OneDeviceStrategy")
+
+
+def check_strategy(strategy):
+    """``strategy`` if ``train_distribute`` can be it, else TypeError/ValueError saying what to use.
+
+    Accepted: ``MirroredStrategy`` (one process, several devices),
+    ``MultiWorkerMirroredStrategy`` (several processes, ``TF_CONFIG``),
+    ``OneDeviceStrategy``, and ``None``.
+    """
+    if strategy is None:
+        return None
+    if not hasattr(getattr(strategy, "extended", None), "call_for_each_replica") or not hasattr(
+            strategy, "scope"):
+        raise TypeError(f"`train_distribute` must be a tf.distribute strategy (e.g. "
+                        f"tf.distribute.MirroredStrategy()) or None, got {strategy!r}.")
+    names = {cls.__name__ for cls in type(strategy).__mro__}
+    if names & {"ParameterServerStrategyV2", "ParameterServerStrategyV1",
+                "ParameterServerStrategy"}:
+        raise ValueError(
+            f"`train_distribute` = {type(strategy).__name__}: parameter-server training cannot "
+            "train an estimator's graph on TensorFlow 2 (in a graph its replica runs on this "
+            "coordinator process and no worker trains; its ClusterCoordinator schedules only "
+            "tf.functions). Use tf.distribute.MultiWorkerMirroredStrategy() for "
+            "estimators, or pyhooks.EagerSessionCreator(pyhooks.distribute.ScheduledSteps(...)) "
+            "for a parameter-server custom loop.")
+    if not any(name.startswith(_GRAPH_STRATEGIES) for name in names):
+        raise ValueError(
+            f"`train_distribute` = {type(strategy).__name__}: pyhooks' estimators train under "
+            "tf.distribute.MirroredStrategy, MultiWorkerMirroredStrategy or OneDeviceStrategy; "
+            "use one of those.")
+    return strategy
+
+
+def _local_address(strategy):
+    """``grpc://host:port`` of this worker's task, from the strategy's resolver or ``TF_CONFIG``."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is not None and getattr(resolver, "task_type", None) is not None:
+        spec = resolver.cluster_spec()
+        return "grpc://" + spec.task_address(resolver.task_type, int(resolver.task_id))
+    config = json.loads(os.environ["TF_CONFIG"])
+    task = config["task"]
+    return "grpc://" + config["cluster"][task["type"]][int(task.get("index", 0))]
+
+
+class ReplicatedTraining:
+    """How one estimator's training graph runs under ``strategy`` (see the module docstring).
+
+    Attributes:
+        strategy: the ``tf.distribute`` strategy.
+        worker: this process's :class:`pyhooks.distribute.Worker`.
+        multi_worker: whether several processes train together.
+        local_replicas: how many replicas this process runs (the parts of a batch).
+    """
+
+    def __init__(self, strategy):
+        from pyhooks import distribute
+
+        self.strategy = check_strategy(strategy)
+        self.worker = distribute.find_worker(strategy)
+        self.multi_worker = self.worker.num_workers > 1
+        # a strategy with a cluster (even of one worker) places ops on /job:worker/...: the
+        # session runs them on this task's server
+        self._clustered = any(device.startswith("/job:") and not device.startswith(
+            "/job:localhost") for device in strategy.extended.worker_devices)
+        self.local_replicas = len(strategy.extended.worker_devices)
+
+    @property
+    def is_chief(self):
+        return self.worker.is_chief
+
+    def own_dir(self, model_dir):
+        """``model_dir`` on the chief; ``model_dir/tmp_<type>_<id>`` on any other worker."""
+        if self.is_chief:
+            return model_dir
+        own = (f"tmp_{self.worker.task_type}_{self.worker.task_id}"
+               if self.worker.task_type is not None else "tmp")
+        return os.path.join(model_dir, own)
+
+    def scope(self):
+        """The context in which hooks' ``begin()`` find this worker (for their files)."""
+        from pyhooks.distribute import worker_scope
+
+        return worker_scope(self.worker)
+
+    def check_steps(self, input_fn, steps, max_steps, start):
+        """With several workers, refuses a ``train()`` whose input could end before its steps.
+
+        A worker whose input ends would leave the others waiting for it in the
+        step's all-reduce; every worker must run the same number of steps.
+        """
+        if not self.multi_worker or input_fn.num_epochs is None:
+            return
+        batches = input_fn.steps_per_run()
+        wanted = steps if steps is not None else (None if max_steps is None else
+                                                  max_steps - start)
+        if wanted is None or wanted > batches:
+            raise ValueError(
+                f"Under {type(self.strategy).__name__} with {self.worker.num_workers} workers, "
+                "every worker must train the same number of steps, and this worker's input "
+                f"holds {batches} batch(es) (num_epochs = {input_fn.num_epochs}) for "
+                f"`steps` = {wanted}: give `steps` of at most {batches}, or an input that "
+                "repeats (num_epochs = None).")
+
+    def session_args(self, config):
+        """``(target, config)`` of the training session: the strategy's settings added."""
+        import tensorflow as tf
+
+        config = tf.compat.v1.ConfigProto() if config is None else _copy(config)
+        cpus = [d for d in self.strategy.extended.worker_devices if "CPU" in d.upper()]
+        if cpus:  # several logical CPUs in the session (the strategy names /cpu:1 and up)
+            config.device_count["CPU"] = max(config.device_count.get("CPU", 1), len(cpus))
+        config = self.strategy.update_config_proto(config)
+        target = _local_address(self.strategy) if self._clustered else ""
+        return target, config
+
+    # ------------------------------------------------------------------ the graph
+    def build(self, state, tf, build_replica, batch, custom):
+        """Builds ``build_replica(replica_state, batch_part)`` once per replica; sets on ``state``
+        what the loop runs: ``train_op``, ``fetches``, ``training_loss``, ``per_example_loss``
+        (canned), ``model_variables``, ``spec_hooks``, and the ``losses`` collections."""
+        from pyhooks.estimators.estimator import TRAINING_LOSS_COLLECTION
+
+        v1 = tf.compat.v1
+        strategy = self.strategy
+        graph = v1.get_default_graph()
+        parts = _split(tf, batch, self.local_replicas)
+        replicas = []
+
+        def replica_fn():
+            # this replica's part of the batch (the id is a constant in graph mode)
+            replica_id = tf.get_static_value(
+                tf.distribute.get_replica_context().replica_id_in_sync_group)
+            replica_batch = parts[int(replica_id) % self.local_replicas]
+            replica = _ReplicaState(state)
+            replicas.append(replica)
+            build_replica(replica, replica_batch)
+            loss = replica.training_loss
+            if custom:
+                return loss, replica.train_op
+            return loss, replica.per_example_loss, replica.train_op
+
+        with strategy.scope():
+            if custom:  # as tf.estimator: a mean loss is scaled for the sum of the gradients
+                with strategy._scale_loss_for_estimator_enabled():  # noqa: SLF001
+                    outputs = strategy.extended.call_for_each_replica(replica_fn)
+            else:
+                outputs = strategy.extended.call_for_each_replica(replica_fn)
+            loss = outputs[0]
+            scaled = getattr(graph, "_is_loss_scaled_by_optimizer", False)
+            reduce_op = tf.distribute.ReduceOp.MEAN if custom and scaled else \
+                tf.distribute.ReduceOp.SUM
+            training_loss = tf.identity(strategy.reduce(reduce_op, loss, axis=None),
+                                        name="training_loss")
+            updates = strategy.experimental_local_results(outputs[-1])
+            update = tf.group(*[u for u in updates if u is not None], name="replicated_update")
+        first = replicas[0]
+        state.model_variables = first.model_variables
+        state.spec_hooks = first.spec_hooks
+        state.training_loss = training_loss
+        for key in (v1.GraphKeys.LOSSES, TRAINING_LOSS_COLLECTION, v1.GraphKeys.TRAIN_OP):
+            graph.clear_collection(key)
+        if custom:  # the model_fn's train_op incremented the global step (once, merged)
+            state.train_op = update
+            graph.add_to_collection(v1.GraphKeys.LOSSES, training_loss)
+        else:
+            local = strategy.experimental_local_results(outputs[1])
+            state.per_example_loss = tf.concat(list(local), axis=0, name="per_example_loss")
+            graph.add_to_collection(v1.GraphKeys.LOSSES, state.per_example_loss)
+            # the step is counted once, after every replica's update and the step's read
+            with tf.control_dependencies([update, state.global_step_read]):
+                state.train_op = state.global_step.assign_add(1, read_value=False)
+        graph.add_to_collection(TRAINING_LOSS_COLLECTION, training_loss)
+        graph.add_to_collection(v1.GraphKeys.TRAIN_OP, state.train_op)
+        state.fetches = state.train_op
+
+    def hooks(self, state):
+        """The hooks this worker adds to ``train()``: the stop agreement with several workers."""
+        if not self.multi_worker:
+            return []
+        from pyhooks.distribute import StopAgreementHook, _make_vote
+
+        from tensorflow.python.eager import context
+
+        eager_vote = []
+
+        def vote(flags):  # eagerly (the strategy's collectives), not in the estimator's graph
+            with context.eager_mode():
+                if not eager_vote:
+                    eager_vote.append(_make_vote(self.strategy, self.worker.num_workers))
+                return eager_vote[0](flags).numpy()
+
+        return [StopAgreementHook(self.strategy, self.worker, 1, vote=vote)]
+
+
+class _ReplicaState:
+    """What one replica's build writes (a stand-in for the graph state inside the replicas)."""
+
+    replicated = True
+
+    def __init__(self, state):
+        self.global_step = state.global_step
+        self.global_step_read = state.global_step_read
+        self.spec_hooks = []
+        self.per_example_loss = None
+        self.train_op = None
+
+
+def _split(tf, batch, parts):
+    """``parts`` dicts of consecutive rows of ``batch`` (sizes differ by at most one)."""
+    if parts == 1:
+        return [batch]
+    rows = tf.shape(next(iter(batch.values())))[0]
+    bounds = [rows * i // parts for i in range(parts + 1)]
+    return [{name: tensor[bounds[i]:bounds[i + 1]] for name, tensor in batch.items()}
+            for i in range(parts)]
+
+
+def _copy(config):
+    copied = type(config)()
+    copied.CopyFrom(config)
+    return copied

@@ -1,0 +1,39 @@
+# A worker of test-distributed.R (and the vignette's example): one of two processes
+# training one linear regressor under MultiWorkerMirroredStrategy; TF_CONFIG says which.
+# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP]: worker 1 asks to stop after
+# STOP_STEP (default: never); what the test checks goes to OUT.
+args <- commandArgs(trailingOnly = TRUE)
+model_dir <- args[[1]]
+stop_step <- if (length(args) > 2) as.integer(args[[3]]) else NA
+suppressPackageStartupMessages(library(pyhooks))
+tensorflow <- reticulate::import("tensorflow")
+strategy <- tensorflow$distribute$MultiWorkerMirroredStrategy() # reads TF_CONFIG
+task <- strategy$cluster_resolver$task_id
+x <- seq(-1, 1, length.out = 32) + task / 2 # each worker its own rows
+model <- linear_regressor(feature_columns(column_numeric("x")),
+                          config = run_config(model_dir = model_dir, train_distribute = strategy))
+input <- input_fn(data.frame(x = x, y = 2 * x + 1), features = "x", response = "y",
+                  batch_size = 4L, shuffle = FALSE)
+asker <- session_run_hook(after_run = function(context, values) {
+  step <- context$session$run(tf$train$get_global_step())
+  if (task == 1 && !is.na(stop_step) && step >= stop_step) context$request_stop()
+})
+chief_runs <- 0
+counter <- session_run_hook(after_run = function(context, values) chief_runs <<- chief_runs + 1)
+report <- tryCatch({
+  history <- train(model, input, steps = 8, hooks = list(
+    hook_progress_bar(writer = function(text) NULL), asker,
+    hook_history_saver(every_n_step = 2, path = file.path(model_dir, "history.csv"))),
+    chief_only_hooks = list(counter))
+  state <- model$`_states`$train # this worker's variables (only the chief saves them)
+  sums <- reticulate::py_eval("lambda state: [float(v.sum()) for v in state.session.run(
+    state.model_variables)]")
+  weights <- unlist(sums(state))
+  checkpoint <- model$latest_checkpoint()
+  c(paste("steps", paste(history$steps, collapse = ",")),
+    paste("weights", paste(signif(weights, 6), collapse = ",")),
+    paste("model_dir", model$model_dir),
+    paste("chief_runs", chief_runs),
+    paste("checkpoint", if (is.null(checkpoint)) "none" else basename(checkpoint)))
+}, error = function(e) paste("error", gsub("\n", " ", conditionMessage(e))))
+writeLines(report, args[[2]])

@@ -785,6 +785,27 @@ def test_string_columns_are_held_as_codes_into_their_distinct_values(values, tex
     assert sorted(levels.tolist()) == sorted(set(text))  # each distinct value once
 
 
+def test_fed_columns_are_aligned_for_tensorflow_to_use_them_without_a_copy():
+    """TensorFlow copies a fed array unless it is 64-byte aligned (then the column is held once)."""
+    from pyhooks.estimators.estimator import _Coded
+
+    rows = 5000
+    data = {"x": np.arange(rows, dtype=float)[1:], "n": np.arange(rows)[1:],  # offset views
+            "word": np.array(["a", "b"] * rows)[2:rows + 1], "label": np.arange(rows - 1) % 2}
+    model = linear_classifier(feature_columns(
+        column_numeric("x"), column_numeric("n"),
+        pyhooks.estimators.column_categorical_with_hash_bucket("word", 5)),
+        weight_column="n")
+    feeds = model._feeds(input_fn(data, ["x", "n", "word"], "label"), "train")
+    arrays = [v.codes if isinstance(v, _Coded) else v for v in feeds.values()]
+    assert len(arrays) == 5  # x, n, word's codes, the labels and the weights
+    for array in arrays:
+        assert array.ctypes.data % 64 == 0 and array.flags.c_contiguous
+        assert not np.shares_memory(array, data["x"]) and not np.shares_memory(array, data["n"])
+    floats = [a.tolist() for a in arrays if a.dtype == np.float32]
+    assert sorted(floats) == sorted([data["x"].tolist()] + [data["n"].tolist()] * 2)
+
+
 def test_string_columns_are_fed_as_codes_and_read_back_as_strings():
     """Through the real pipeline, a vocabulary column's strings arrive as they were."""
     from pyhooks.estimators import column_categorical_with_vocabulary_list, column_indicator

@@ -72,6 +72,7 @@ _CALLABLE_CACHE = 64
 _RUN_INLINE = True
 _SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
 _GATHER_BYTES = 16 * 2**20  # rows gathered from the columns at once, then cut into batches
+_ALIGN = 64  # bytes: a fed numpy array aligned so becomes a tensor without a copy
 _TSTRING_BYTES = 32  # what TensorFlow holds per string of a batch (a short one)
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
@@ -596,6 +597,26 @@ class _Coded(NamedTuple):
     levels: np.ndarray
 
 
+def _aligned_empty(shape, dtype):
+    """An uninitialized array at a 64-byte aligned address (see ``_aligned``)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(size + _ALIGN, dtype=np.uint8)
+    start = -raw.ctypes.data % _ALIGN
+    return raw[start:start + size].view(dtype).reshape(shape)
+
+
+def _aligned(values, dtype=None):
+    """A private copy of ``values`` (as ``dtype``) at a 64-byte aligned address.
+
+    TensorFlow makes a fed numpy array aligned so the memory of its tensor, where
+    it copies any other: each fed column is then held once, by this array.
+    """
+    out = _aligned_empty(values.shape, dtype or values.dtype)
+    out[...] = values
+    return out
+
+
 def _coded(values, chunk=1 << 16):
     """``(codes, levels)`` with ``levels[codes] == values``, each distinct value once, as text.
 
@@ -605,7 +626,7 @@ def _coded(values, chunk=1 << 16):
     of whole numbers) get their decimal text in ``levels``.
     """
     order = np.argsort(values, kind="stable")
-    codes = np.empty(len(values), np.int32)
+    codes = _aligned_empty(len(values), np.int32)
     levels, last, count = [values[:0]], None, -1
     for start in range(0, len(values), chunk):
         rows = order[start:start + chunk]
@@ -802,7 +823,7 @@ class Estimator:
             if not input_fn.response:
                 raise ValueError(f"{'train' if mode == TRAIN else 'evaluate'}() needs labels: "
                                  "give `response` to input_fn().")
-            feeds[_LABEL] = self._head.labels(input_fn)
+            feeds[_LABEL] = _aligned(self._head.labels(input_fn))
             if self._weight_column is not None:
                 name = self._weight_column
                 if name not in columns:
@@ -813,7 +834,7 @@ class Estimator:
                     raise TypeError(f"weight_column {name!r} must be numeric.")
                 if (weights < 0).any():
                     raise ValueError(f"weight_column {name!r} must not be negative.")
-                feeds[_WEIGHT] = weights.astype(np.float32)
+                feeds[_WEIGHT] = _aligned(weights, np.float32)
         return feeds
 
     # -- public API
@@ -1123,12 +1144,12 @@ def _convert(key, values, kind, column):
         if dtype not in "biuf":
             raise TypeError(f"Column {key!r} must be numeric for {who}, got strings such as "
                             f"{values[0]!r}.")
-        return values.astype(np.float32)
+        return _aligned(values, np.float32)
     if kind == INT:
         if dtype in "biu":
-            return values.astype(np.int64)
+            return _aligned(values, np.int64)
         if dtype == "f" and np.all(np.mod(values, 1) == 0):
-            return values.astype(np.int64)
+            return _aligned(values, np.int64)
         example = values[0] if dtype != "f" else values[np.mod(values, 1) != 0][0]
         raise TypeError(f"Column {key!r} must hold whole numbers for {who}, got {example!r}.")
     if kind == STR:

@@ -651,7 +651,7 @@ def _batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     values). In the datasets for real data, rows are never handled one by one:
     ``chunk`` row numbers at a time gather rows from every column (and a string
     column's strings from its levels), which are cut into batches (``rebatch``)
-    and prefetched, autotuned. Chunks of ~16 MiB (``_GATHER_BYTES``) keep the
+    and prefetched, autotuned; in input order, the columns themselves are cut. Chunks of ~16 MiB (``_GATHER_BYTES``) keep the
     copies small; each chunk has a fixed cost, so that a gather per batch or
     chunks of 16,384 rows took up to twice the time per step on (a) of
     bench/bench_estimators_data.py. The row numbers:
@@ -671,17 +671,18 @@ def _batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     """
     rows = tf.shape(next(iter(columns.values())), out_type=tf.int64)[0]
 
+    def decoded(batch):  # a string column's strings from its codes
+        return {name: tf.gather(levels[name], values) if name in levels else values
+                for name, values in batch.items()}
+
     def gather(order):
-        batch = {name: tf.gather(column, order) for name, column in columns.items()}
-        return {name: tf.gather(levels[name], got) if name in levels else got
-                for name, got in batch.items()}
+        return decoded({name: tf.gather(column, order) for name, column in columns.items()})
 
     def permutation(epoch):
         return tf.random.experimental.stateless_shuffle(tf.range(rows),
                                                         seed=tf.stack([seed, epoch]))
 
     # epochs = -1: forever
-    plain = tf.data.Dataset.from_tensors(tf.range(rows)).repeat(epochs)
     permuted = tf.data.Dataset.counter().take(epochs).map(permutation)
     buffered = (tf.data.Dataset.range(rows)
                 .shuffle(buffer, seed=seed, reshuffle_each_iteration=True).repeat(epochs))
@@ -691,16 +692,19 @@ def _batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     real = tf.data.Options()
     real.experimental_optimization.apply_default_optimizations = False
     real.experimental_optimization.inject_prefetch = False
-    datasets = {name: (order.map(gather).rebatch(batch_size).prefetch(tf.data.AUTOTUNE)
-                       .with_options(real))
-                for name, order in (("plain", plain.rebatch(chunk)),
-                                    ("permuted", permuted.rebatch(chunk)),
+    datasets = {name: order.map(gather).rebatch(batch_size)
+                for name, order in (("permuted", permuted.rebatch(chunk)),
                                     ("buffered", buffered.batch(chunk)))}
+    # in input order, the columns are cut as they are (a gather would only copy them)
+    plain = tf.data.Dataset.from_tensors(columns).repeat(epochs).rebatch(batch_size)
+    datasets["plain"] = plain.map(decoded) if levels else plain
+    datasets = {name: dataset.prefetch(tf.data.AUTOTUNE).with_options(real)
+                for name, dataset in datasets.items()}
     small = tf.data.Options()
     small.experimental_optimization.apply_default_optimizations = False
     small.experimental_optimization.inject_prefetch = False
     small.autotune.enabled = False
-    slices = tf.data.Dataset.from_tensor_slices(gather(tf.range(rows)))
+    slices = tf.data.Dataset.from_tensor_slices(decoded(columns))
     datasets["small_plain"] = slices.repeat(epochs).batch(batch_size).with_options(small)
     datasets["small_shuffled"] = (slices.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
                                   .repeat(epochs).batch(batch_size).with_options(small))

@@ -1,6 +1,8 @@
 """pyhooks' linear_regressor vs tf.estimator.LinearRegressor (TF 2.15) on mtcars, batch 8.
 
-Run: ``.venv/bin/python bench/bench_estimators.py`` (``--quick`` for fewer repeats).
+Run: ``.venv/bin/python bench/bench_estimators.py`` (``--quick`` for fewer repeats;
+``--against DIR``: also pyhooks imported from the checkout DIR, e.g. an earlier
+commit's ``git archive``, as a third side taking rounds in turn).
 
 Both sides run in fresh subprocesses: pyhooks in this venv (TensorFlow 2.21),
 tf.estimator in ``.venv-bench-tf215`` (``tensorflow-cpu==2.15.*`` and
@@ -174,11 +176,13 @@ def ensure_bench_venv():
 class Side:
     """One side's server process."""
 
-    def __init__(self, python, side):
+    def __init__(self, python, side, root=None):
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        if root is not None:  # pyhooks from another checkout
+            env["PYTHONPATH"] = os.path.abspath(root)
         self.process = subprocess.Popen(
             [python, os.path.abspath(__file__), "--serve", side], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.short, self.long = [], []
         self.first = self.ask(None)["first"]
 
@@ -222,6 +226,8 @@ def main(argv):
     repeats = 3 if "--quick" in argv else 9
     why_not = ensure_bench_venv()
     ours = Side(sys.executable, "pyhooks")
+    against = argv[argv.index("--against") + 1] if "--against" in argv else None
+    before = Side(sys.executable, "pyhooks", against) if against else None
     theirs = None
     if why_not is None:
         try:
@@ -232,7 +238,7 @@ def main(argv):
         print(f"tf.estimator side unavailable: {why_not}")
     # rounds alternate between the sides, so that both see the same machine load
     for i in range(repeats):
-        for side in ((ours, theirs) if i % 2 == 0 else (theirs, ours)):
+        for side in ((ours, before, theirs) if i % 2 == 0 else (theirs, before, ours)):
             if side is not None:
                 side.round()
     floor = ours.ask("floor")
@@ -241,6 +247,15 @@ def main(argv):
     ours.close()
     if theirs:
         theirs.close()
+    if before:
+        earlier, earlier_floor = before.result(), before.ask("floor")
+        before.close()
+        print(f"\npyhooks from {against} (the same rounds): "
+              f"{earlier['per_step'] * 1e6:.1f} µs/step (this checkout: "
+              f"{mine['per_step'] * 1e6:.1f}), fixed cost {earlier['fixed'] * 1e3:.1f} ms "
+              f"({mine['fixed'] * 1e3:.1f}), first call {earlier['first']:.2f} s "
+              f"({mine['first']:.2f}), bare Session.run in the caller's thread "
+              f"{earlier_floor['floor_inline'] * 1e6:.1f} µs ({floor['floor_inline'] * 1e6:.1f})")
 
     def cell(value, scale, digits):
         return "-" if value is None else f"{value * scale:.{digits}f}"

@@ -29,13 +29,16 @@ Systems, each in its own process (alive for the whole run):
   ``tf.Graph``: ``from_tensor_slices`` of one ``[n, 20]`` matrix (or the (b)
   columns), ``shuffle``, ``repeat``, ``batch``, ``prefetch``, and a plain
   ``Session.run(train_op)`` loop;
-* "floor, batched": the same graph fed whole batches, as pyhooks is (each epoch
-  a random permutation gathers the data, ``rebatch`` cuts it);
+* "floor, batched": the same graph fed whole batches (each epoch a random
+  permutation gathers the data, ``rebatch`` cuts it);
 * "pyhooks, TF pool": pyhooks with each step's ops in TensorFlow's inter-op
   thread pool (``_RUN_INLINE = False``), the side-by-side behind that choice.
 
 Every system shuffles with a buffer holding all rows (pyhooks' default); (a)
-is also run with a buffer of 1,000 rows. Training throughput is measured
+is also run with a buffer of 1,000 rows. tf.estimator 2.15 builds a graph
+holding the data at every call: it takes part in SLOW_ROUNDS measured rounds
+only, without a warm-up call. Last, peak RSS of (b) for pyhooks and three
+peers, each in a fresh process. Training throughput is measured
 inside a training call, over STEPS steps after WARMUP steps (a hook, callback
 or loop counter reads the clock), so graph building and restoring are left
 out. Rounds alternate between the systems (the order changes each round) so
@@ -59,6 +62,10 @@ WARMUP, STEPS = (int(n) for n in os.environ.get("BENCH_STEPS", "50,400").split("
 SYSTEMS = ("pyhooks", "pyhooks, TF pool", "tf.estimator 2.15", "Keras model.fit", "floor",
            "floor, batched")
 SWEEP = (32, 64, 128, 256, 512, 1024, 2048, 4096)
+# tf.estimator 2.15 builds a graph holding the data at every call (~10-40 s on 1M rows):
+# it takes part in this many measured rounds only (stated beside each table)
+SLOW, SLOW_ROUNDS = "tf.estimator 2.15", 3
+RSS_SYSTEMS = ("pyhooks", "tf.estimator 2.15", "Keras model.fit", "floor")
 A_ROWS, A_COLS, B_ROWS = 100_000, 20, 1_000_000
 COLORS = ["red", "green", "blue", "black", "white", "yellow", "purple", "orange"]
 LR_DNN = 0.05
@@ -198,7 +205,7 @@ def side_pyhooks(preloaded=None):
 
 
 # --------------------------------------------------------------------------- tf.estimator 2.15
-def side_tf_estimator():
+def side_tf_estimator(preloaded=None):
     import tempfile
 
     import numpy as np
@@ -206,7 +213,7 @@ def side_tf_estimator():
 
     tf.get_logger().setLevel("ERROR")
     fc = tf.feature_column
-    models, cache = {}, {}
+    models, cache = {}, dict(preloaded or {})
 
     class Timer(tf.estimator.SessionRunHook):
         def __init__(self):
@@ -279,12 +286,12 @@ def side_tf_estimator():
 
 
 # --------------------------------------------------------------------------- Keras
-def side_keras():
+def side_keras(preloaded=None):
     import numpy as np
     import tensorflow as tf
     import keras
 
-    models, cache = {}, {}
+    models, cache = {}, dict(preloaded or {})
 
     class Timer(keras.callbacks.Callback):
         def __init__(self):
@@ -375,12 +382,12 @@ def side_keras():
 
 
 # --------------------------------------------------------------------------- the floor
-def side_floor(batched=False):
+def side_floor(batched=False, preloaded=None):
     import numpy as np
     import tensorflow as tf
 
     v1 = tf.compat.v1
-    runs, cache = {}, {}
+    runs, cache = {}, dict(preloaded or {})
 
     def dense_stack(net):
         for i, width in enumerate((64, 32, 1)):
@@ -497,8 +504,8 @@ def side_floor(batched=False):
 
 
 # --------------------------------------------------------------------------- peak memory
-def peak_rss(workload):
-    """Peak RSS growth of a fresh pyhooks process training on (b), vs the data's size."""
+def peak_rss(workload, system="pyhooks"):
+    """Peak RSS growth of a fresh process of ``system`` training on (b), vs the data's size."""
 
     def status(field):
         with open("/proc/self/status", encoding="ascii") as stream:
@@ -507,15 +514,14 @@ def peak_rss(workload):
                     return int(line.split()[1]) * 1024
         return 0
 
-    from pyhooks.estimators import _quiet
+    import tensorflow  # noqa: F401 - its import is not counted
 
-    _quiet.import_tensorflow()
     base = status("VmRSS")
     data = data_b()
     size = sum(v.nbytes for v in data.values())
     with open("/proc/self/clear_refs", "w", encoding="ascii") as stream:
         stream.write("5")  # resets the peak: making the data's temporaries are not counted
-    train, _ = side_pyhooks({"b": data})
+    train, _ = SIDES[system](preloaded={"b": data})
     start = time.perf_counter()
     train(workload, 256, None)
     return {"base": base, "data": size, "peak": status("VmHWM") - base,
@@ -523,24 +529,26 @@ def peak_rss(workload):
 
 
 # --------------------------------------------------------------------------- driver
-def side_pyhooks_pool():
+def side_pyhooks_pool(preloaded=None):
     """pyhooks with each step's ops run by TensorFlow's inter-op thread pool."""
     from pyhooks.estimators import estimator
 
     estimator._RUN_INLINE = False  # noqa: SLF001 - the side-by-side the module docstring cites
-    return side_pyhooks()
+    return side_pyhooks(preloaded)
 
 
 SIDES = {"pyhooks": side_pyhooks, "pyhooks, TF pool": side_pyhooks_pool,
          "tf.estimator 2.15": side_tf_estimator,
          "Keras model.fit": side_keras, "floor": side_floor,
-         "floor, batched": lambda: side_floor(batched=True)}
+         "floor, batched": lambda **kwargs: side_floor(batched=True, **kwargs)}
 
 
 def serve(name):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.path.insert(0, ROOT)
-    train, evaluate = SIDES[name]()
+    train = evaluate = None  # a side measuring memory starts from nothing
+    if "--bare" not in sys.argv:
+        train, evaluate = SIDES[name]()
     print(json.dumps({"ready": True}), flush=True)
     global WARMUP, STEPS
     for line in sys.stdin:
@@ -550,7 +558,7 @@ def serve(name):
             if command["op"] == "train":
                 value = train(command["workload"], command["batch"], command["buffer"])
             elif command["op"] == "rss":
-                value = peak_rss(command["workload"])
+                value = peak_rss(command["workload"], name)
             else:
                 value = evaluate(command["op"])
         except Exception as error:  # noqa: BLE001 - reported in the table, not fatal
@@ -559,15 +567,24 @@ def serve(name):
 
 
 class Side:
-    def __init__(self, name, python):
+    def __init__(self, name, python, bare=False):
         self.name = name
+        self.seconds = 0.0  # time spent answering
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
-        self.process = subprocess.Popen([python, os.path.abspath(__file__), "--serve", name],
+        self.process = subprocess.Popen([python, os.path.abspath(__file__), "--serve", name]
+                                        + (["--bare"] if bare else []),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, env=env)
         self.ask(None)
 
     def ask(self, command):
+        start = time.perf_counter()
+        try:
+            return self._ask(command)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def _ask(self, command):
         if command is not None:
             self.process.stdin.write(json.dumps(command) + "\n")
             self.process.stdin.flush()
@@ -604,12 +621,17 @@ def start_sides(names=SYSTEMS):
     return sides
 
 
-def alternate(sides, command, repeats, results):
-    """``repeats`` rounds of ``command`` on every side, each round in another order."""
+def alternate(sides, command, repeats, results, caps=None):
+    """``repeats`` rounds of ``command`` on every side, each round in another order.
+
+    ``caps``: ``{side: rounds}`` for sides that take part in the first rounds only.
+    """
     names = list(sides)
     for i in range(repeats):
         order = names[i % len(names):] + names[:i % len(names)]
         for name in (order if i % 2 == 0 else order[::-1]):
+            if caps and i >= caps.get(name, repeats):
+                continue
             value = sides[name].ask(command)
             results.setdefault(name, []).append(value)
 
@@ -677,6 +699,37 @@ def sweep(repeats):
     print(f"(written to {os.path.relpath(path, ROOT)}; plot: Rscript bench/plot_batch_size.R)")
 
 
+def memory(systems):
+    """Peak RSS of (b), each system and model in a fresh process; a table."""
+    from bench_estimators import _bench_python, ensure_bench_venv
+
+    print("\nPeak memory of (b): RSS growth of a fresh process over its RSS after importing "
+          "TensorFlow, the data (numpy arrays, made before the peak is reset) included; one "
+          f"train() call of {WARMUP + STEPS} steps", flush=True)
+    print(f"{'':22}" + "".join(f"{w:>28}" for w in ("b_lin", "b_dnn")))
+    for name in systems:
+        python = sys.executable
+        if name.startswith("tf.estimator"):
+            if ensure_bench_venv() is not None:
+                continue
+            python = _bench_python()
+        cells = []
+        for workload in ("b_lin", "b_dnn"):
+            side = Side(name, python, bare=True)
+            try:
+                value = side.ask({"op": "rss", "workload": workload})
+            finally:
+                side.close()
+            if "error" in value:
+                cells.append(f"{'error':>28}")
+                print(f"  ({name}, {workload}: {value['error']})")
+                continue
+            cells.append(f"{value['peak'] / 2**20:>12,.0f} MiB = {value['peak'] / value['data']:.2f}x")
+        print(f"{name:22}" + "".join(f"{c:>28}" for c in cells), flush=True)
+    print(f"(data: {sum(v.nbytes for v in data_b().values()) / 2**20:,.0f} MiB; the target for "
+          "pyhooks: <= 2x)")
+
+
 def main(argv):
     if "--serve" in argv:
         serve(argv[argv.index("--serve") + 1])
@@ -688,7 +741,7 @@ def main(argv):
         WARMUP, STEPS = (int(n) for n in os.environ["BENCH_STEPS"].split(","))
     only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
     started = time.perf_counter()
-    sides = start_sides()
+    sides = start_sides() if not only or set(only) - {"rss"} else {}
     columns = [name for name in SYSTEMS if name in sides]
     workloads = [("a", "(a) DNN 100k x 20, buffer all rows", 256, None),
                  ("a", "(a) DNN 100k x 20, buffer 1,000", 256, 1000),
@@ -700,39 +753,34 @@ def main(argv):
             if only and workload not in only:
                 continue
             command = {"op": "train", "workload": workload, "batch": batch, "buffer": buffer}
-            alternate(sides, command, 1, {})  # first call: graphs, data, compilation
+            # first call: graphs, data, compilation (not for the slow side: it builds all
+            # of these again at every call, before the steps whose time is measured)
+            alternate(sides, command, 1, {}, {SLOW: 0})
             times = repeats if workload == "a" else max(2, repeats - 2)
-            alternate(sides, command, times, rows.setdefault(label, {}))
+            caps = {SLOW: min(times, SLOW_ROUNDS)}
+            alternate(sides, command, times, rows.setdefault(label, {}), caps)
             table(f"{label}: training examples/s (batch 256; medians of {times} alternating "
-                  f"rounds of {STEPS} steps after {WARMUP})", {label: rows[label]}, columns)
+                  f"rounds of {STEPS} steps after {WARMUP}, {SLOW}: {caps[SLOW]})",
+                  {label: rows[label]}, columns)
         if not only or "eval" in only:
             calls = {}
+            caps = {SLOW: min(repeats, SLOW_ROUNDS)}
             for op in ("evaluate", "predict"):
-                alternate(sides, {"op": op}, 1, {})
-                alternate(sides, {"op": op}, repeats, calls.setdefault(f"(a) {op}() over 100k rows", {}))
+                alternate(sides, {"op": op}, 1, {}, {SLOW: 0})
+                alternate(sides, {"op": op}, repeats,
+                          calls.setdefault(f"(a) {op}() over 100k rows", {}), caps)
             table(f"evaluate() / predict() of (a)'s model, examples/s per call (batch 1,024; "
-                  f"medians of {repeats}; tf.estimator rebuilds its graph in each call)", calls,
-                  columns)
+                  f"medians of {repeats}, {SLOW}: {caps[SLOW]}; it rebuilds its graph in each "
+                  "call)", calls, columns)
     finally:
         for side in sides.values():
             side.close()
+        spent = ", ".join(f"{side.name} {side.seconds:.0f} s" for side in sides.values())
+        print(f"\n(time per system: {spent})")
     if "--sweep" in argv:
         sweep(repeats)
     if not only or "rss" in only:
-        rss = {}
-        for workload in ("b_lin", "b_dnn"):
-            side = Side("pyhooks", sys.executable)
-            rss[workload] = side.ask({"op": "rss", "workload": workload})
-            side.close()
-        print("\nPeak memory of (b) in a fresh pyhooks process (RSS growth over the process "
-              "after importing TensorFlow)")
-        for workload, value in rss.items():
-            if "error" in value:
-                print(f"  {workload}: {value['error']}")
-                continue
-            print(f"  {workload}: data {value['data'] / 2**20:,.0f} MiB (numpy arrays), peak RSS "
-                  f"growth {value['peak'] / 2**20:,.0f} MiB = {value['peak'] / value['data']:.2f}x "
-                  f"the data (target <= 2x)")
+        memory(RSS_SYSTEMS)
     print(f"\n(run time {time.perf_counter() - started:.0f} s)")
     return 0
 

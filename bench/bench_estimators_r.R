@@ -11,12 +11,15 @@
 # data.frame; Python: a dict of numpy arrays, the same values), and training
 # examples/s over STEPS steps after WARMUP steps within one train() call
 # (a Python hook reads the clock), with the default hooks (the progress bar
-# writing nowhere). Medians of BENCH_REPEATS alternating rounds. The machine is
-# shared: compare columns of one run, not runs.
+# writing nowhere), and the process's CPU time per step over the same steps (R
+# and Python share the process and take turns, so the two CPU columns count the
+# same threads; CPU time moves less than wall time with the machine's load).
+# Medians of BENCH_REPEATS alternating rounds. The machine is shared: compare
+# columns of one run, not runs.
 
 suppressPackageStartupMessages(library(pyhooks))
 Sys.setenv(TF_CPP_MIN_LOG_LEVEL = Sys.getenv("TF_CPP_MIN_LOG_LEVEL", "2"))
-repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "5"))
+repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "7"))
 steps <- as.integer(strsplit(Sys.getenv("BENCH_STEPS", "50,400"), ",")[[1]])
 bench_dir <- normalizePath(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE),
                                                              value = TRUE))))
@@ -40,11 +43,11 @@ class Timer(pyhooks.SessionRunHook):
     def after_run(self, run_context, run_values):
         self.n += 1
         if self.n == WARMUP:
-            self.t0 = time.perf_counter()
+            self.t0, self.c0 = time.perf_counter(), time.process_time()
         elif self.n == WARMUP + STEPS:
-            self.t1 = time.perf_counter()
+            self.t1, self.c1 = time.perf_counter(), time.process_time()
     def rate(self, batch):
-        return STEPS * batch / (self.t1 - self.t0)
+        return [STEPS * batch / (self.t1 - self.t0), (self.c1 - self.c0) / STEPS * 1e6]
 
 data = {'a': B.columns_a(), 'b_lin': B.data_b()}
 
@@ -126,18 +129,23 @@ for (workload in names(models)) {
   inp_py <- py$python_input(workload)[[1]]
   r_train(model_r, inp_r) # first calls: graphs
   py$python_train(model_py, inp_py)
-  rows <- list(r_conv = c(), py_conv = c(), r_rate = c(), py_rate = c())
+  rows <- list(r_conv = c(), py_conv = c(), r_rate = c(), py_rate = c(), r_cpu = c(),
+               py_cpu = c())
   for (i in seq_len(repeats)) {
     sides <- if (i %% 2 == 1) c("r", "py") else c("py", "r")
     for (side in sides) {
       if (side == "r") {
         made <- r_input(workload)
         rows$r_conv <- c(rows$r_conv, made$seconds)
-        rows$r_rate <- c(rows$r_rate, r_train(model_r, made$input))
+        rate <- unlist(r_train(model_r, made$input))
+        rows$r_rate <- c(rows$r_rate, rate[[1]])
+        rows$r_cpu <- c(rows$r_cpu, rate[[2]])
       } else {
         made <- py$python_input(workload)
         rows$py_conv <- c(rows$py_conv, made[[2]])
-        rows$py_rate <- c(rows$py_rate, py$python_train(model_py, made[[1]]))
+        rate <- unlist(py$python_train(model_py, made[[1]]))
+        rows$py_rate <- c(rows$py_rate, rate[[1]])
+        rows$py_cpu <- c(rows$py_cpu, rate[[2]])
       }
     }
   }
@@ -147,14 +155,16 @@ for (workload in names(models)) {
 cat(sprintf(paste0("\nFrom R: input_fn(data.frame) beside Python's input_fn(dict of numpy ",
                    "arrays); medians of %d alternating rounds, %d steps after %d, batch 256\n"),
             repeats, steps[[2]], steps[[1]]))
-line <- sprintf("%-30s%16s%16s%10s%18s%18s%10s", "", "input_fn() R", "Python", "R/Py",
-                "train ex/s R", "Python", "R/Py")
+line <- sprintf("%-30s%16s%16s%10s%18s%18s%10s%14s%10s%10s", "", "input_fn() R", "Python",
+                "R/Py", "train ex/s R", "Python", "R/Py", "CPU us/step R", "Python", "R/Py")
 cat(line, "\n", strrep("-", nchar(line)), "\n", sep = "")
 labels <- c(a = "(a) DNN, 100k x 20 numeric", b_lin = "(b) linear, 1M rows, 4 columns")
 for (workload in names(results)) {
   r <- results[[workload]]
-  cat(sprintf("%-30s%14.1f ms%13.1f ms%10.2f%18s%18s%10.2f\n", labels[[workload]],
+  cat(sprintf("%-30s%14.1f ms%13.1f ms%10.2f%18s%18s%10.2f%14.0f%10.0f%10.2f\n",
+              labels[[workload]],
               1000 * r[["r_conv"]], 1000 * r[["py_conv"]], r[["r_conv"]] / r[["py_conv"]],
               format(round(r[["r_rate"]]), big.mark = ","),
-              format(round(r[["py_rate"]]), big.mark = ","), r[["r_rate"]] / r[["py_rate"]]))
+              format(round(r[["py_rate"]]), big.mark = ","), r[["r_rate"]] / r[["py_rate"]],
+              r[["r_cpu"]], r[["py_cpu"]], r[["r_cpu"]] / r[["py_cpu"]]))
 }

@@ -746,6 +746,85 @@ def test_a_bounded_shuffle_buffer_shuffles_locally(rows):
         assert all(row < i + 4 for i, row in enumerate(epoch.tolist()))
 
 
+# The pipeline gathers rows in chunks of about _GATHER_BYTES, then cuts batches: chunks
+# of one batch (1 byte) and of 1,000 rows (not a multiple of the batch, ending inside
+# an epoch) must give the same rows as one chunk holding every epoch.
+@pytest.mark.parametrize("chunk_rows", [0, 1000])
+@pytest.mark.parametrize("kwargs", [{"shuffle": False}, {"seed": 5},
+                                    {"seed": 5, "queue_capacity": 50}])
+def test_rows_gathered_in_chunks_come_once_per_epoch_in_the_same_order(
+        monkeypatch, chunk_rows, kwargs):
+    estimator = sys.modules["pyhooks.estimators.estimator"]
+    whole, _, _ = rows_seen(rows=3000, batch_size=480, num_epochs=3, **kwargs)
+    row_bytes = 4 + 8 + 2 * estimator._TSTRING_BYTES  # x, label, two string columns
+    monkeypatch.setattr(estimator, "_GATHER_BYTES", chunk_rows * row_bytes or 1)
+    chunked, _, _ = rows_seen(rows=3000, batch_size=480, num_epochs=3, **kwargs)
+    assert [len(b) for b in chunked] == [480] * 18 + [360]
+    order = np.concatenate(chunked)
+    for epoch in order.reshape(3, 3000):
+        assert sorted(epoch.tolist()) == list(range(3000))
+    if "seed" in kwargs:  # a fixed seed: the same order however the rows are gathered
+        assert order.tolist() == np.concatenate(whole).tolist()
+    else:
+        assert order.tolist() == list(range(3000)) * 3
+
+
+@pytest.mark.parametrize("values, text", [
+    (np.array(["b", "a", "b", "c", "a"]), ["b", "a", "b", "c", "a"]),
+    (np.array([10, -3, 10, 7]), ["10", "-3", "10", "7"]),
+    (np.array([0.5, 2.25, 0.5]), ["0.5", "2.25", "0.5"]),
+    (np.array(["x"]), ["x"]),
+])
+@pytest.mark.parametrize("chunk", [1, 2, 1 << 16])
+def test_string_columns_are_held_as_codes_into_their_distinct_values(values, text, chunk):
+    from pyhooks.estimators.estimator import _coded
+
+    codes, levels = _coded(values, chunk=chunk)
+    assert codes.dtype == np.int32 and levels.dtype.kind == "U"
+    assert levels[codes].tolist() == text
+    assert sorted(levels.tolist()) == sorted(set(text))  # each distinct value once
+
+
+def test_fed_columns_are_aligned_for_tensorflow_to_use_them_without_a_copy():
+    """TensorFlow copies a fed array unless it is 64-byte aligned (then the column is held once)."""
+    from pyhooks.estimators.estimator import _Coded
+
+    rows = 5000
+    data = {"x": np.arange(rows, dtype=float)[1:], "n": np.arange(rows)[1:],  # offset views
+            "word": np.array(["a", "b"] * rows)[2:rows + 1], "label": np.arange(rows - 1) % 2}
+    model = linear_classifier(feature_columns(
+        column_numeric("x"), column_numeric("n"),
+        pyhooks.estimators.column_categorical_with_hash_bucket("word", 5)),
+        weight_column="n")
+    feeds = model._feeds(input_fn(data, ["x", "n", "word"], "label"), "train")
+    arrays = [v.codes if isinstance(v, _Coded) else v for v in feeds.values()]
+    assert len(arrays) == 5  # x, n, word's codes, the labels and the weights
+    for array in arrays:
+        assert array.ctypes.data % 64 == 0 and array.flags.c_contiguous
+        assert not np.shares_memory(array, data["x"]) and not np.shares_memory(array, data["n"])
+    floats = [a.tolist() for a in arrays if a.dtype == np.float32]
+    assert sorted(floats) == sorted([data["x"].tolist()] + [data["n"].tolist()] * 2)
+
+
+def test_string_columns_are_fed_as_codes_and_read_back_as_strings():
+    """Through the real pipeline, a vocabulary column's strings arrive as they were."""
+    from pyhooks.estimators import column_categorical_with_vocabulary_list, column_indicator
+    from pyhooks.estimators.estimator import _Coded
+
+    words = np.array(["red", "green", "blue", "green"] * 1500)
+    data = {"color": words, "label": (words == "green").astype(int)}
+    model = linear_classifier(feature_columns(
+        column_indicator(column_categorical_with_vocabulary_list("color", ["red", "green"]))))
+    inp = input_fn(data, ["color"], "label", batch_size=1000, shuffle=False)
+    feeds = model._feeds(inp, "train")
+    coded = feeds[next(name for name in feeds if name.startswith("color"))]
+    assert isinstance(coded, _Coded) and sorted(coded.levels.tolist()) == ["blue", "green", "red"]
+    recorder = BatchRecorder()
+    model.train(inp, hooks=[recorder, quiet_bar()])
+    got = np.concatenate([next(v for v in b if v.dtype.kind == "O") for b in recorder.batches])
+    assert got.astype(str).tolist() == words.tolist()
+
+
 @pytest.mark.parametrize("rows", [20, 3000])
 def test_a_buffer_as_large_as_the_data_is_a_permutation_per_epoch(rows):
     seen, _, _ = rows_seen(rows=rows, batch_size=rows * 3 // 10, num_epochs=2,

@@ -11,11 +11,12 @@ Design (R users call ``train()`` many times on one model):
   needs what ``train()`` saved).
 * The input pipeline is built once per graph: a re-initializable
   ``tf.data`` iterator over placeholders (the raw columns the feature columns
-  need, the labels, the weights, batch size, epochs, shuffle buffer, seed). On
-  real data it never handles a value on its own: whole columns (in input order,
-  or gathered in a new permutation of the rows each epoch) are cut into batches,
-  or a bounded shuffle buffer of row numbers gathers each batch; batches are
-  prefetched, with tf.data's default optimizations and autotuning. Small data
+  need, the labels, the weights, batch size, epochs, shuffle buffer, seed). The
+  columns are held once, as fed (strings as codes into their distinct values).
+  On real data it never handles a value on its own: row numbers (in input order,
+  a new permutation each epoch, or through a bounded shuffle buffer) gather
+  ~16 MiB of rows from every column at once, which are cut into batches,
+  prefetched and autotuned. Small data
   (``_SMALL_VALUES``) is sliced row by row with none of these, whose set-up
   would cost more per call than the data (see ``_batches``). Each call runs
   the iterator's initializer with the ``input_fn``'s arrays
@@ -48,6 +49,7 @@ import os
 import re
 import tempfile
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -69,6 +71,9 @@ _CALLABLE_CACHE = 64
 # module docstring; bench/bench_estimators_data.py measures both).
 _RUN_INLINE = True
 _SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
+_GATHER_BYTES = 16 * 2**20  # rows gathered from the columns at once, then cut into batches
+_ALIGN = 64  # bytes: a fed numpy array aligned so becomes a tensor without a copy
+_TSTRING_BYTES = 32  # what TensorFlow holds per string of a batch (a short one)
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
 
@@ -313,8 +318,15 @@ class _GraphState:
                 for name, dtype, shape in signature or ():  # a model_fn's: what the input holds
                     self.placeholders[name] = v1.placeholder(
                         tf.as_dtype(dtype), [None, *shape], name=re.sub(r"\W", "_", name))
+                self.levels = {}  # string columns: codes into their distinct values
                 for key, kind in estimator._raw_inputs if signature is None else ():
                     name = _feature_name(key, kind)
+                    if kind in (STR, STR_OR_INT):
+                        self.placeholders[name] = v1.placeholder(
+                            tf.int32, [None], name=re.sub(r"\W", "_", key) + "_codes")
+                        self.levels[name] = v1.placeholder(
+                            tf.string, [None], name=re.sub(r"\W", "_", key) + "_levels")
+                        continue
                     shape = [None, *feeds[name].shape[1:]] if feeds and name in feeds else [None]
                     self.placeholders[name] = v1.placeholder(
                         _tf_dtype(tf, kind), shape, name=re.sub(r"\W", "_", key))
@@ -326,11 +338,12 @@ class _GraphState:
                         self.placeholders[_WEIGHT] = v1.placeholder(tf.float32, [None],
                                                                     name="weights")
                 self.batch_size = v1.placeholder(tf.int64, [], name="batch_size")
+                self.chunk = v1.placeholder(tf.int64, [], name="gather_rows")
                 self.epochs = v1.placeholder(tf.int64, [], name="num_epochs")
                 self.buffer = v1.placeholder(tf.int64, [], name="shuffle_buffer")
                 self.seed = v1.placeholder_with_default(tf.constant(0, tf.int64), [], name="seed")
-                datasets = _batches(tf, self.placeholders, self.batch_size, self.epochs,
-                                    self.buffer, self.seed)
+                datasets = _batches(tf, self.placeholders, self.levels, self.batch_size,
+                                    self.chunk, self.epochs, self.buffer, self.seed)
                 iterator = v1.data.Iterator.from_structure(
                     v1.data.get_output_types(datasets["plain"]),
                     v1.data.get_output_shapes(datasets["plain"]))
@@ -489,9 +502,15 @@ class _GraphState:
         return int(self.session.run(self.global_step_read))
 
     def start_input(self, feeds, input_fn, training, epochs=None):
-        feed = {self.placeholders[name]: value for name, value in feeds.items()}
+        feed = {}
+        for name, value in feeds.items():
+            if isinstance(value, _Coded):
+                feed[self.levels[name]] = value.levels
+                value = value.codes
+            feed[self.placeholders[name]] = value
         num_epochs = input_fn.num_epochs if epochs is None else epochs
-        feed[self.batch_size] = _batch_rows(feeds, input_fn, num_epochs)
+        feed[self.batch_size] = rows = _batch_rows(feeds, input_fn, num_epochs)
+        feed[self.chunk] = max(rows, _GATHER_BYTES // _row_bytes(feeds))
         feed[self.epochs] = -1 if num_epochs is None else num_epochs
         shuffle = input_fn.shuffles(training)
         small = input_fn.n * len(feeds) <= _SMALL_VALUES
@@ -573,8 +592,7 @@ def _batch_rows(feeds, input_fn, num_epochs):
     rows = input_fn.batch_size
     if num_epochs is not None:
         rows = min(rows, input_fn.n * num_epochs)
-    row_bytes = sum(value.nbytes // max(len(value), 1) for value in feeds.values())
-    need, have = rows * max(row_bytes, 1), _memory_bytes()
+    need, have = rows * _row_bytes(feeds), _memory_bytes()
     if need > have // 2:
         raise ValueError(
             f"`batch_size` = {input_fn.batch_size}: batches of {rows} rows of this input need "
@@ -583,28 +601,91 @@ def _batch_rows(feeds, input_fn, num_epochs):
     return rows
 
 
+def _row_bytes(feeds):
+    """What a row of a batch takes in memory (a string: its ``tstring``)."""
+    row_bytes = sum(_TSTRING_BYTES if isinstance(value, _Coded) else
+                    value.nbytes // max(len(value), 1) for value in feeds.values())
+    return max(row_bytes, 1)
+
+
 def _raised_in_end(error):
     """Whether ``error`` came from a hook's ``end()`` (the runner's note says so)."""
     return any(note.startswith("pyhooks: raised in ") and note.endswith(".end()")
                for note in getattr(error, "__notes__", ()))
 
 
-def _batches(tf, columns, batch_size, epochs, buffer, seed):
+class _Coded(NamedTuple):
+    """A string column as ``codes`` (int32) into its distinct values ``levels``."""
+
+    codes: np.ndarray
+    levels: np.ndarray
+
+
+def _aligned_empty(shape, dtype):
+    """An uninitialized array at a 64-byte aligned address (see ``_aligned``)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(size + _ALIGN, dtype=np.uint8)
+    start = -raw.ctypes.data % _ALIGN
+    return raw[start:start + size].view(dtype).reshape(shape)
+
+
+def _aligned(values, dtype=None):
+    """A private copy of ``values`` (as ``dtype``) at a 64-byte aligned address.
+
+    TensorFlow makes a fed numpy array aligned so the memory of its tensor, where
+    it copies any other: each fed column is then held once, by this array.
+    """
+    out = _aligned_empty(values.shape, dtype or values.dtype)
+    out[...] = values
+    return out
+
+
+def _coded(values, chunk=1 << 16):
+    """``(codes, levels)`` with ``levels[codes] == values``, each distinct value once, as text.
+
+    One ``argsort``, then the sorted values are read a chunk at a time, so that
+    besides the codes (4 bytes a row) and the order (8) no more than a chunk of
+    the values is copied: for 1,000,000 strings ~0.4 s. Numbers (a hashed column
+    of whole numbers) get their decimal text in ``levels``.
+    """
+    order = np.argsort(values, kind="stable")
+    codes = _aligned_empty(len(values), np.int32)
+    levels, last, count = [values[:0]], None, -1
+    for start in range(0, len(values), chunk):
+        rows = order[start:start + chunk]
+        ordered = values[rows]
+        new = np.empty(len(rows), dtype=bool)
+        new[0] = last is None or ordered[0] != last
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        codes[rows] = count + np.cumsum(new)
+        count += int(np.count_nonzero(new))
+        levels.append(ordered[new])
+        last = ordered[-1]
+    levels = np.concatenate(levels)
+    return codes, (levels if levels.dtype.kind == "U" else levels.astype(str))
+
+
+def _batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     """The datasets of batches (dicts of whole tensors) an input can be read with.
 
     Batches run on across epochs (only the last batch of the last epoch may be
-    smaller) and every epoch holds every row once. In the datasets for real
-    data, no value passes through tf.data on its own; they are prefetched, with
-    tf.data's default optimizations and autotuning:
+    smaller) and every epoch holds every row once. The columns are held once,
+    as fed (a string column as int32 codes into ``levels``, its distinct
+    values). In the datasets for real data, rows are never handled one by one:
+    ``chunk`` row numbers at a time gather rows from every column (and a string
+    column's strings from its levels), which are cut into batches (``rebatch``)
+    and prefetched, autotuned; in input order, the columns themselves are cut. Chunks of ~16 MiB (``_GATHER_BYTES``) keep the
+    copies small; each chunk has a fixed cost, so that a gather per batch or
+    chunks of 16,384 rows took up to twice the time per step on (a) of
+    bench/bench_estimators_data.py. The row numbers:
 
-    * ``plain``: the columns in input order, cut into batches (``rebatch``);
-    * ``permuted``: each epoch, every column gathered in a new random
-      permutation of the rows (one op per column and epoch; seeded by ``seed``
-      and the epoch, so a fixed seed repeats the order), cut into batches; what
-      a shuffle buffer holding all rows gives;
-    * ``buffered``: row numbers through a shuffle buffer of ``buffer`` rows, as
-      ``Dataset.shuffle`` does, batched; each batch of row numbers gathers a
-      batch from every column.
+    * ``plain``: in input order;
+    * ``permuted``: each epoch a new random permutation of all rows (seeded by
+      ``seed`` and the epoch, so a fixed seed repeats the order): what a
+      shuffle buffer holding all rows gives;
+    * ``buffered``: through a shuffle buffer of ``buffer`` rows, as
+      ``Dataset.shuffle`` does.
 
     ``small_plain`` and ``small_shuffled`` (shuffle buffer ``buffer``) are for
     data of at most ``_SMALL_VALUES`` values: rows are sliced one by one, with no
@@ -614,28 +695,40 @@ def _batches(tf, columns, batch_size, epochs, buffer, seed):
     """
     rows = tf.shape(next(iter(columns.values())), out_type=tf.int64)[0]
 
+    def decoded(batch):  # a string column's strings from its codes
+        return {name: tf.gather(levels[name], values) if name in levels else values
+                for name, values in batch.items()}
+
     def gather(order):
-        return {name: tf.gather(column, order) for name, column in columns.items()}
+        return decoded({name: tf.gather(column, order) for name, column in columns.items()})
 
-    def permuted_epoch(epoch):
-        order = tf.random.experimental.stateless_shuffle(tf.range(rows),
-                                                         seed=tf.stack([seed, epoch]))
-        return gather(order)
+    def permutation(epoch):
+        return tf.random.experimental.stateless_shuffle(tf.range(rows),
+                                                        seed=tf.stack([seed, epoch]))
 
-    plain = tf.data.Dataset.from_tensors(columns).repeat(epochs).rebatch(batch_size)
     # epochs = -1: forever
-    permuted = tf.data.Dataset.counter().take(epochs).map(permuted_epoch).rebatch(batch_size)
+    permuted = tf.data.Dataset.counter().take(epochs).map(permutation)
     buffered = (tf.data.Dataset.range(rows)
-                .shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
-                .repeat(epochs).batch(batch_size).map(gather))
-    datasets = {name: dataset.prefetch(tf.data.AUTOTUNE)
-                for name, dataset in (("plain", plain), ("permuted", permuted),
-                                      ("buffered", buffered))}
+                .shuffle(buffer, seed=seed, reshuffle_each_iteration=True).repeat(epochs))
+    # tf.data's graph rewrites would hold a second copy of the columns (a rewritten
+    # graph keeps what it captured as constants): the pipeline is written as they
+    # would leave it, prefetched and autotuned
+    real = tf.data.Options()
+    real.experimental_optimization.apply_default_optimizations = False
+    real.experimental_optimization.inject_prefetch = False
+    datasets = {name: order.map(gather).rebatch(batch_size)
+                for name, order in (("permuted", permuted.rebatch(chunk)),
+                                    ("buffered", buffered.batch(chunk)))}
+    # in input order, the columns are cut as they are (a gather would only copy them)
+    plain = tf.data.Dataset.from_tensors(columns).repeat(epochs).rebatch(batch_size)
+    datasets["plain"] = plain.map(decoded) if levels else plain
+    datasets = {name: dataset.prefetch(tf.data.AUTOTUNE).with_options(real)
+                for name, dataset in datasets.items()}
     small = tf.data.Options()
     small.experimental_optimization.apply_default_optimizations = False
     small.experimental_optimization.inject_prefetch = False
     small.autotune.enabled = False
-    slices = tf.data.Dataset.from_tensor_slices(columns)
+    slices = tf.data.Dataset.from_tensor_slices(decoded(columns))
     datasets["small_plain"] = slices.repeat(epochs).batch(batch_size).with_options(small)
     datasets["small_shuffled"] = (slices.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
                                   .repeat(epochs).batch(batch_size).with_options(small))
@@ -759,12 +852,14 @@ class Estimator:
                         f"{per_example}" + (" (give column_numeric() its `shape`)."
                                             if per_example > 1 else "."))
                 column.check_data(key, values)
+            if kind in (STR, STR_OR_INT):
+                values = _Coded(*_coded(values))
             feeds[_feature_name(key, kind)] = values
         if labelled:
             if not input_fn.response:
                 raise ValueError(f"{'train' if mode == TRAIN else 'evaluate'}() needs labels: "
                                  "give `response` to input_fn().")
-            feeds[_LABEL] = self._head.labels(input_fn)
+            feeds[_LABEL] = _aligned(self._head.labels(input_fn))
             if self._weight_column is not None:
                 name = self._weight_column
                 if name not in columns:
@@ -775,7 +870,7 @@ class Estimator:
                     raise TypeError(f"weight_column {name!r} must be numeric.")
                 if (weights < 0).any():
                     raise ValueError(f"weight_column {name!r} must not be negative.")
-                feeds[_WEIGHT] = weights.astype(np.float32)
+                feeds[_WEIGHT] = _aligned(weights, np.float32)
         return feeds
 
     # -- public API
@@ -1103,12 +1198,12 @@ def _convert(key, values, kind, column):
         if dtype not in "biuf":
             raise TypeError(f"Column {key!r} must be numeric for {who}, got strings such as "
                             f"{values[0]!r}.")
-        return values.astype(np.float32)
+        return _aligned(values, np.float32)
     if kind == INT:
         if dtype in "biu":
-            return values.astype(np.int64)
+            return _aligned(values, np.int64)
         if dtype == "f" and np.all(np.mod(values, 1) == 0):
-            return values.astype(np.int64)
+            return _aligned(values, np.int64)
         example = values[0] if dtype != "f" else values[np.mod(values, 1) != 0][0]
         raise TypeError(f"Column {key!r} must hold whole numbers for {who}, got {example!r}.")
     if kind == STR:
@@ -1116,11 +1211,7 @@ def _convert(key, values, kind, column):
             raise TypeError(f"Column {key!r} must hold strings for {who} (its vocabulary is "
                             f"strings), got {values.dtype} values such as {values[0]!r}.")
         return values
-    # STR_OR_INT: hashed as strings; whole numbers as their decimal text
-    if dtype == "U":
-        return values
-    if dtype == "b":
-        return values.astype(np.int64).astype(str)
-    if dtype == "f" and np.all(np.mod(values, 1) == 0):
-        return values.astype(np.int64).astype(str)
-    return values.astype(str)
+    # STR_OR_INT: hashed as strings; whole numbers as their decimal text (made by _coded)
+    if dtype == "b" or (dtype == "f" and np.all(np.mod(values, 1) == 0)):
+        return values.astype(np.int64)
+    return values

@@ -220,9 +220,8 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
             repeats forever (then give ``steps`` to ``train()``).
         queue_capacity: size of the shuffle buffer (rows). None (default): every
             epoch is a new random permutation of all rows, as with a buffer holding
-            the whole data (the data is in memory anyway; while an epoch is read,
-            its rows are held in their permuted order, a second copy of the
-            columns). A smaller buffer shuffles only locally: each row is drawn
+            the whole data (only the row numbers are permuted; the columns are
+            held once). A smaller buffer shuffles only locally: each row is drawn
             from the next ``queue_capacity`` rows not yet used.
         num_threads: accepted for compatibility with R's ``input_fn()``.
         seed: the shuffling seed (None: different each time).

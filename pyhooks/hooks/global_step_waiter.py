@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from pyhooks.errors import PyhooksError
+from pyhooks.errors import GlobalStepWaitTimeout
 from pyhooks.hook import SessionRunHook
 from pyhooks.hooks._common import global_step_read
 from pyhooks.timer import check_positive
@@ -13,20 +13,6 @@ from pyhooks.timer import check_positive
 __all__ = ["GlobalStepWaitTimeout", "GlobalStepWaiterHook"]
 
 _log = logging.getLogger("pyhooks")
-
-
-class GlobalStepWaitTimeout(PyhooksError, TimeoutError):
-    """The global step did not reach ``wait_until_step`` within ``timeout_secs``.
-
-    Attributes:
-        wait_until_step: the step waited for.
-        step: the global step reached when the wait gave up.
-    """
-
-    def __init__(self, message, wait_until_step=None, step=None):
-        super().__init__(message)
-        self.wait_until_step = wait_until_step
-        self.step = step
 
 
 class GlobalStepWaiterHook(SessionRunHook):

@@ -8,7 +8,7 @@ from math import isfinite
 
 import numpy as np
 
-from pyhooks.errors import NanLossDuringTrainingError, PyhooksWarning
+from pyhooks.errors import NanLossDuringTrainingError, NanLossWarning
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import (check_bool, current_backend, global_step_read,
                                    to_numpy)
@@ -18,10 +18,6 @@ __all__ = ["NanLossWarning", "NanTensorHook"]
 
 _log = logging.getLogger("pyhooks")
 _SCALARS = frozenset({float, np.float32, np.float64, np.float16})
-
-
-class NanLossWarning(PyhooksWarning):
-    """The loss diverged and ``fail_on_nan_loss=False``: training was stopped."""
 
 
 class NanTensorHook(SessionRunHook):

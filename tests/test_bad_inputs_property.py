@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import pyhooks
 from pyhooks.estimators import (column_categorical_with_hash_bucket,
                                 column_categorical_with_identity, column_embedding,
-                                column_numeric, dnn_regressor, input_fn, linear_regressor)
+                                column_numeric, dnn_regressor, input_fn, linear_regressor,
+                                run_config)
 
 OTHER = st.sampled_from([object(), b"1", (1,), {1, 2}, {"a": 1}, [1, 2], [], {}, ["a"],
                          pytest, lambda: 1])
@@ -48,6 +49,12 @@ PATH = st.one_of(st.integers(), st.floats(), st.booleans(), OTHER.filter(
     lambda v: not isinstance(v, (str, bytes))))  # not a path
 NAME = st.one_of(st.integers(), st.floats(), st.booleans(), OTHER, st.just(""))
 
+# not a saver, scaffold, writer or session config (none has their methods)
+NOT_OBJECT = st.one_of(st.integers(), st.floats(), st.booleans(), TEXT,
+                       st.sampled_from([object(), (1,), [1, 2], {"a": 1}, lambda: 1]))
+NOT_A_TENSOR = st.one_of(st.integers(), st.floats(), st.booleans(), st.just(""),
+                         st.sampled_from([object(), lambda: 1]))
+
 TMP = tempfile.gettempdir()
 EMPTY = tempfile.mkdtemp(prefix="pyhooks_property_cwd_")
 atexit.register(shutil.rmtree, EMPTY, ignore_errors=True)
@@ -62,6 +69,22 @@ CASES = [
      "checkpoint_basename", NAME),
     (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "save_graph_def", FLAG),
     (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "save_on_error", FLAG),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "saver", NOT_OBJECT),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "scaffold",
+     NOT_OBJECT),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "listeners",
+     st.one_of(st.integers(), st.floats(), st.booleans(), TEXT.filter(bool),
+               st.sampled_from([object(), lambda: 1, [1], (object(),)]))),
+    (pyhooks.CheckpointSaverHook, {"checkpoint_dir": TMP, "save_steps": 1}, "save_secs",
+     st.floats(min_value=1e-3, max_value=1e6)),  # both periods
+    (pyhooks.SummarySaverHook, {"output_dir": TMP, "save_steps": 1}, "summary_op",
+     NOT_A_TENSOR),
+    (pyhooks.SummarySaverHook, {"output_dir": TMP, "save_steps": 1, "summary_op": "x"},
+     "summary_writer", NOT_OBJECT),
+    (pyhooks.StepCounterHook, {}, "summary_writer", NOT_OBJECT),
+    (pyhooks.LoggingTensorHook, {"every_n_iter": 1}, "tensors", st.one_of(
+        NOT_A_TENSOR, st.lists(NOT_A_TENSOR, min_size=1, max_size=3))),
+    (pyhooks.NanTensorHook, {}, "loss_tensor", st.sampled_from([None, "", True, False])),
     (pyhooks.GlobalStepWaiterHook, {}, "wait_until_step", number(True, allow_zero=True,
                                                                  allow_none=False)),
     (pyhooks.GlobalStepWaiterHook, {"wait_until_step": 1}, "timeout_secs", number(False)),
@@ -114,6 +137,8 @@ CASES = [
     (linear_regressor, {"feature_columns": [COLUMN]}, "label_dimension",
      number(True, allow_none=False)),
     (linear_regressor, {"feature_columns": [COLUMN]}, "seed", number(True, allow_zero=True)),
+    (linear_regressor, {"feature_columns": [COLUMN]}, "session_config", NOT_OBJECT),
+    (run_config, {}, "session_config", NOT_OBJECT),
     (dnn_regressor, {"hidden_units": [3], "feature_columns": [COLUMN]}, "dropout",
      st.one_of(NOT_A_NUMBER, NAN_INF, st.floats(min_value=1.0, allow_nan=False),
                st.floats(max_value=-1e-9, allow_nan=False))),
@@ -140,3 +165,30 @@ def test_bad_values_are_refused_naming_the_argument(make, base, argument, bad, d
     finally:
         os.chdir(here)
     pytest.fail(f"{case_id((make, base, argument))}={value!r} was accepted: {made!r}")
+
+
+def test_sizes_whose_weights_cannot_fit_in_memory_are_refused_at_construction():
+    from pyhooks.estimators import (column_categorical_with_vocabulary_list, column_crossed,
+                                    dnn_classifier, linear_classifier)
+
+    huge = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4 + 1  # > memory / 4 B
+    ids = column_categorical_with_identity("c", 3)
+    calls = {
+        "n_classes": lambda: linear_classifier([COLUMN], n_classes=huge),
+        "label_dimension": lambda: linear_regressor([COLUMN], label_dimension=huge),
+        "hidden_units": lambda: dnn_classifier([4, huge], [COLUMN]),
+        "num_buckets": lambda: column_categorical_with_identity("c", huge),
+        "hash_bucket_size": lambda: column_categorical_with_hash_bucket("s", huge),
+        "dimension": lambda: column_embedding(ids, huge),
+        "vocabulary_size": lambda: pyhooks.column_categorical_with_vocabulary_file(
+            "s", __file__, vocabulary_size=huge),
+    }
+    for argument, call in calls.items():
+        with pytest.raises(ValueError, match=rf"^`{argument}` = {huge} needs at least \d+ GiB "
+                                             r"for one weight matrix, more than this machine's "
+                                             r"memory \(\d+ GiB\)\.$"):
+            call()
+    fine = huge // 100  # below memory: accepted (TensorFlow allocates it only when training)
+    assert linear_classifier([COLUMN], n_classes=fine) is not None
+    assert column_crossed(["s", "c"], hash_bucket_size=fine) is not None
+    assert column_categorical_with_vocabulary_list("s", ["a"]) is not None

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.timer import check_positive
 
 __all__ = [
@@ -198,6 +199,7 @@ class IdentityColumn(_Categorical):
         self.key = self.name = _check_key("key", key)
         self.num_buckets = check_positive("num_buckets", num_buckets, integer=True,
                                           allow_none=False)
+        check_fits_memory("num_buckets", self.num_buckets)
         if default_value is not None:
             default_value = check_positive("default_value", default_value, integer=True,
                                            allow_zero=True)
@@ -237,6 +239,7 @@ class HashBucketColumn(_Categorical):
         self.key = self.name = _check_key("key", key)
         self.num_buckets = check_positive("hash_bucket_size", hash_bucket_size, integer=True,
                                           allow_none=False)
+        check_fits_memory("hash_bucket_size", self.num_buckets)
         if self.num_buckets < 2:
             raise ValueError(f"`hash_bucket_size` must be at least 2, got {hash_bucket_size!r}.")
         self.hash_bucket_size = self.num_buckets
@@ -308,6 +311,7 @@ class CrossedColumn(_Categorical):
         self.keys = keys
         self.num_buckets = check_positive("hash_bucket_size", hash_bucket_size, integer=True,
                                           allow_none=False)
+        check_fits_memory("hash_bucket_size", self.num_buckets)
         self.hash_bucket_size = self.num_buckets
         self.hash_key = hash_key
         self.name = "_X_".join(sorted(k if isinstance(k, str) else k.name for k in keys))
@@ -356,6 +360,7 @@ class VocabularyFileColumn(VocabularyListColumn):
             values.pop()
         if vocabulary_size is not None:
             vocabulary_size = check_positive("vocabulary_size", vocabulary_size, integer=True)
+            check_fits_memory("vocabulary_size", vocabulary_size)
             if vocabulary_size > len(values):
                 raise ValueError(f"`vocabulary_size` {vocabulary_size} is more than the "
                                  f"{len(values)} values of {vocabulary_file!r}.")
@@ -457,6 +462,7 @@ class EmbeddingColumn(FeatureColumn):
             raise TypeError(f"`trainable` must be True or False, got {trainable!r}.")
         self.categorical_column = categorical_column
         self.dimension = check_positive("dimension", dimension, integer=True, allow_none=False)
+        check_fits_memory("dimension", self.dimension)
         self.combiner = combiner  # one id per example: every combiner gives the same result
         self.initializer = initializer
         self.max_norm = check_positive("max_norm", max_norm, integer=False)

@@ -10,6 +10,7 @@ import math
 import numbers
 
 from pyhooks.estimators.feature_columns import FeatureColumn, _scope
+from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.timer import check_positive
 
 __all__ = ["DNNLinearCombinedModel", "DNNModel", "LinearModel", "make_optimizer"]
@@ -119,8 +120,8 @@ class DNNModel:
         if not isinstance(hidden_units, (list, tuple)) or not hidden_units:
             raise ValueError(f"`hidden_units` must be a non-empty list of layer sizes, got "
                              f"{hidden_units!r}.")
-        self.hidden_units = [check_positive("hidden_units", u, integer=True, allow_none=False)
-                             for u in hidden_units]
+        self.hidden_units = [check_fits_memory("hidden_units", check_positive(
+            "hidden_units", u, integer=True, allow_none=False)) for u in hidden_units]
         self.columns = check_columns(feature_columns, True, "A DNN model")
         if isinstance(activation_fn, str):
             if activation_fn not in _ACTIVATIONS:

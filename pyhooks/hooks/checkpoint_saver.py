@@ -11,6 +11,7 @@ from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read
+from pyhooks.hooks._lookup import check_exclusive, check_has
 from pyhooks.hooks._model_dir import TrainingLock, disk_error, recover_saver
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
@@ -73,9 +74,16 @@ class CheckpointSaverHook(SessionRunHook):
             raise TypeError(f"`checkpoint_basename` must be a name, got {checkpoint_basename!r}.")
         if saver is not None and scaffold is not None:
             raise ValueError("You cannot provide both saver and scaffold.")
+        check_has("saver", saver, ["save"], "a tf.compat.v1.train.Saver, a tf.train.Checkpoint "
+                                            "or a tf.train.CheckpointManager")
+        check_has("scaffold", scaffold, ["finalize"], "a tf.compat.v1.train.Scaffold")
+        check_exclusive(save_secs=save_secs, save_steps=save_steps)
         self._timer = SecondOrStepTimer(
             every_secs=check_positive("save_secs", save_secs, integer=False),
             every_steps=check_positive("save_steps", save_steps, integer=True))
+        if listeners is not None and not isinstance(listeners, (list, tuple)):
+            raise TypeError(f"`listeners` must be a list of CheckpointSaverListener objects, got "
+                            f"{listeners!r} ({type(listeners).__name__}).")
         self._listeners = list(listeners or [])
         for i, listener in enumerate(self._listeners):
             if not callable(getattr(listener, "after_save", None)):

@@ -72,7 +72,8 @@ class GlobalStepWaiterHook(SessionRunHook):
             if self._timeout_secs is not None and waited >= self._timeout_secs:
                 raise GlobalStepWaitTimeout(
                     f"GlobalStepWaiterHook: the global step reached only {step} after "
-                    f"{waited:.1f} s waiting for step {target} (timeout_secs="
+                    f"{waited:.1f} s waiting for step {target} (wait_until_step={target}, "
+                    f"timeout_secs="
                     f"{self._timeout_secs:g}).", wait_until_step=target, step=step)
             if step - last_logged_step > 1000:
                 _log.info("Waiting for global step %d before starting training. "

@@ -67,10 +67,17 @@ as_py_list <- function(x, int = FALSE, named = TRUE, arg = rlang::caller_arg(x),
 # An R error for `NA` in a logical, integer, character or factor vector:
 # reticulate would send `NA` as True, `NA_integer_` as -2147483648 and
 # `NA_character_` as "NA". (A double NA is NaN, a value: it is left alone.)
+# An environment (without a class: not a Python object) has no Python value: reticulate would
+# fail with "Unable to convert R object to Python type", naming no argument.
 check_not_na <- function(x, arg, call = rlang::caller_env()) {
   if (is.atomic(x) && !is.double(x) && anyNA(x)) {
     cli::cli_abort("{.arg {arg}} must not be {.code NA}.", class = "pyhooks_error_argument",
                    call = call)
+  }
+  bare_env <- function(v) is.environment(v) && is.null(attr(v, "class"))
+  if (bare_env(x) || is.list(x) && !is.data.frame(x) && any(vapply(x, bare_env, logical(1)))) {
+    cli::cli_abort("{.arg {arg}} must not be an environment.",
+                   class = "pyhooks_error_argument", call = call)
   }
 }
 

@@ -192,3 +192,45 @@ def test_sizes_whose_weights_cannot_fit_in_memory_are_refused_at_construction():
     assert linear_classifier([COLUMN], n_classes=fine) is not None
     assert column_crossed(["s", "c"], hash_bucket_size=fine) is not None
     assert column_categorical_with_vocabulary_list("s", ["a"]) is not None
+
+
+NUM = column_numeric("x")
+# What bench/probe_inputs.py found refused obscurely or not at all: each now names its argument.
+FOUND = [
+    (lambda: pyhooks.dnn_linear_combined_regressor([NUM], [NUM], [0]), "dnn_hidden_units"),
+    (lambda: pyhooks.dnn_linear_combined_regressor([NUM], [NUM], [2], dnn_dropout=2),
+     "dnn_dropout"),
+    (lambda: pyhooks.dnn_linear_combined_regressor([NUM], [NUM], [2], dnn_activation_fn=1),
+     "dnn_activation_fn"),
+    (lambda: pyhooks.dnn_linear_combined_classifier([NUM], [NUM], [2], linear_optimizer=1),
+     "linear_optimizer"),
+    (lambda: pyhooks.dnn_linear_combined_classifier([NUM], [NUM], [2], dnn_optimizer=True),
+     "dnn_optimizer"),
+    (lambda: pyhooks.dnn_linear_combined_regressor(1, [NUM], [2]), "linear_feature_columns"),
+    (lambda: pyhooks.dnn_linear_combined_regressor([NUM], lambda: 1, [2]), "dnn_feature_columns"),
+    (lambda: pyhooks.dnn_linear_combined_regressor([NUM], linear_sparse_combiner="x"),
+     "linear_sparse_combiner"),
+    (lambda: pyhooks.linear_classifier([NUM], label_vocabulary=1), "label_vocabulary"),
+    (lambda: column_categorical_with_hash_bucket("s", 5, dtype=1), "dtype"),
+    (lambda: pyhooks.column_crossed(["s", "c"], 5, hash_key="a"), "hash_key"),
+    (lambda: pyhooks.column_crossed(object(), 5), "keys"),
+    (lambda: pyhooks.column_bucketized(NUM, [True]), "boundaries"),
+    (lambda: pyhooks.column_bucketized(NUM, {"a": 1.0}), "boundaries"),
+    (lambda: column_numeric("x", default_value=True), "default_value"),
+    (lambda: pyhooks.column_categorical_with_vocabulary_list("s", [True]), "vocabulary_list"),
+    (lambda: pyhooks.column_categorical_with_vocabulary_list("s", {"a": 1}), "vocabulary_list"),
+    (lambda: pyhooks.column_categorical_with_vocabulary_list("s", ["a"], default_value=[1, 2]),
+     "default_value"),
+    (lambda: pyhooks.train(None, None), "object"),
+    (lambda: pyhooks.train(linear_regressor([NUM]), None, saving_listeners=1), "saving_listeners"),
+    (lambda: pyhooks.predict(linear_regressor([NUM]), None, as_dict="yes"), "as_dict"),
+    (lambda: pyhooks.predict(linear_regressor([NUM]), None, predict_keys=1), "predict_keys"),
+    (lambda: pyhooks.evaluate(linear_regressor([NUM]), None, name=""), "name"),
+]
+
+
+@pytest.mark.parametrize("call, argument", FOUND, ids=[a for _, a in FOUND])
+def test_what_the_probe_found_is_refused_naming_the_argument(call, argument):
+    with pytest.raises((TypeError, ValueError)) as info:
+        call()
+    assert f"`{argument}`" in str(info.value), str(info.value)

@@ -159,13 +159,16 @@ def dnn_linear_combined_classifier(linear_feature_columns=None, dnn_feature_colu
 
 def _estimator(object_, verb):
     if not isinstance(object_, Estimator):
-        raise TypeError(f"{verb}() needs an estimator (linear_regressor() & co.) first, got "
+        raise TypeError(f"{verb}() needs an estimator (linear_regressor() & co.) as `object`, got "
                         f"{object_!r} ({type(object_).__name__}).")
     return object_
 
 
 def train(object, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None):  # noqa: A002
     """``object.train(...)``, R's ``train(model, input_fn, steps, hooks)``; returns the History."""
+    if saving_listeners is not None and not isinstance(saving_listeners, (list, tuple)):
+        raise TypeError(f"`saving_listeners` must be a list of CheckpointSaverListener objects, "
+                        f"got {saving_listeners!r} ({type(saving_listeners).__name__}).")
     return _estimator(object, "train").train(input_fn, steps=steps, hooks=hooks,
                                               max_steps=max_steps,
                                               saving_listeners=saving_listeners)
@@ -174,6 +177,8 @@ def train(object, input_fn, steps=None, hooks=None, max_steps=None, saving_liste
 def evaluate(object, input_fn, steps=None, hooks=None, name=None,  # noqa: A002
              checkpoint_path=None):
     """``object.evaluate(...)``: a dict of metrics."""
+    if name is not None and (not isinstance(name, str) or not name):
+        raise TypeError(f"`name` must be a non-empty string or None, got {name!r}.")
     return _estimator(object, "evaluate").evaluate(input_fn, steps=steps, hooks=hooks, name=name,
                                                     checkpoint_path=checkpoint_path)
 
@@ -181,5 +186,10 @@ def evaluate(object, input_fn, steps=None, hooks=None, name=None,  # noqa: A002
 def predict(object, input_fn, hooks=None, predict_keys=None, as_dict=False,  # noqa: A002
             checkpoint_path=None):
     """``object.predict(...)``: a list of per-example dicts (or a dict of arrays)."""
+    if not isinstance(as_dict, bool):
+        raise TypeError(f"`as_dict` must be True or False, got {as_dict!r}.")
+    if predict_keys is not None and not isinstance(predict_keys, (str, list, tuple)):
+        raise TypeError(f"`predict_keys` must be a name, a list of names or None, got "
+                        f"{predict_keys!r} ({type(predict_keys).__name__}).")
     return _estimator(object, "predict").predict(input_fn, hooks=hooks, predict_keys=predict_keys,
                                                   as_dict=as_dict, checkpoint_path=checkpoint_path)

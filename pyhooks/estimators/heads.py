@@ -80,7 +80,7 @@ class ClassificationHead:
         if self.n_classes < 2:
             raise ValueError(f"`n_classes` must be at least 2, got {n_classes!r}.")
         if label_vocabulary is not None:
-            if isinstance(label_vocabulary, str) or not all(
+            if not isinstance(label_vocabulary, (list, tuple)) or not all(
                     isinstance(v, str) for v in label_vocabulary):
                 raise TypeError("`label_vocabulary` must be a list of strings, got "
                                 f"{label_vocabulary!r}.")

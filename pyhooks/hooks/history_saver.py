@@ -93,7 +93,7 @@ class HistorySaverHook(SessionRunHook):
         self._step_tensor = global_step_read(name)
         self._exact = step_read_is_exact(self._step_tensor)
         loss = find_loss(self._loss, name, required=True)
-        extra = [graph_element(v, f"metric {k!r}", name)
+        extra = [graph_element(v, f"`metrics` {k!r}", name)
                  for k, v in self._metrics.items()]
         step = self._step_tensor
         self._args = SessionRunArgs((step, loss, *extra))  # a tuple: cannot change

@@ -64,7 +64,7 @@ class SummarySaverHook(SessionRunHook):
         self._timer = SecondOrStepTimer(
             every_secs=check_positive("save_secs", save_secs, integer=False),
             every_steps=check_positive("save_steps", save_steps, integer=True))
-        check_has("scaffold", scaffold, ["finalize"], "a tf.compat.v1.train.Scaffold")
+        check_has("scaffold", scaffold, ["summary_op"], "a tf.compat.v1.train.Scaffold")
         check_fetches(summary_op, "summary_op", allow_none=True)
         check_has("summary_writer", summary_writer, ["flush"],
                   "a tf.compat.v1.summary.FileWriter")

@@ -505,13 +505,15 @@ def report(cases, results, shown, seconds):
     table = {lang: collections.Counter() for lang in cases}
     edges = {lang: collections.Counter() for lang in cases}
     spelled = collections.Counter()
-    python_words = ("None", "True", "False", "{'", "(dict)", "(list)", "(tuple)")
+    import re
+
+    python_spelling = re.compile(r"\b(None|True|False)\b|\{'|\['")  # not R's NULL, TRUE, c()
     for lang, todo in cases.items():
         for case in todo:
             outcome, text = results.get(lang, {}).get(case["id"], ("killed", "no result"))
             (edges if case["edge"] else table)[lang][outcome] += 1
-            if lang == "r" and outcome in ("clear", "at train()") and any(
-                    word in text for word in python_words):
+            if lang == "r" and outcome in ("clear", "at train()") and python_spelling.search(
+                    text):
                 spelled["python"] += 1
             if outcome in shown or (case["edge"] and f"edge-{outcome}" in shown):
                 print(f"[{lang}] {case['fun']}({case['arg']} = {case['label']})"
@@ -535,8 +537,8 @@ def report(cases, results, shown, seconds):
                        f" / {edges[lang]['obscure']} / {edges[lang]['killed']}" for lang in langs)
           + " |")
     if "r" in langs:
-        print(f"\nclear R messages spelling a value the Python way (None, True, {{'...}}): "
-              f"{spelled['python']}")
+        print(f"\nclear R messages spelling a value the Python way (None, True, {{'a': ...}}, "
+              f"['a']): {spelled['python']}")
 
 
 if __name__ == "__main__":

@@ -219,6 +219,7 @@ FOUND = [
     (lambda: column_numeric("x", default_value=True), "default_value"),
     (lambda: pyhooks.column_categorical_with_vocabulary_list("s", [True]), "vocabulary_list"),
     (lambda: pyhooks.column_categorical_with_vocabulary_list("s", {"a": 1}), "vocabulary_list"),
+    (lambda: pyhooks.column_categorical_with_vocabulary_list("s", ["a"], dtype=True), "dtype"),
     (lambda: pyhooks.column_categorical_with_vocabulary_list("s", ["a"], default_value=[1, 2]),
      "default_value"),
     (lambda: pyhooks.train(None, None), "object"),

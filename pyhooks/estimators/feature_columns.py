@@ -167,7 +167,10 @@ class VocabularyListColumn(_Categorical):
             dupes = sorted({v for v in vocab if vocab.count(v) > 1}, key=str)
             raise ValueError(f"`vocabulary_list` of column {key!r} has duplicates: {dupes}.")
         if dtype is not None:
-            want = str(getattr(dtype, "name", dtype))
+            want = getattr(dtype, "name", dtype)  # a tf.DType or its name
+            if not isinstance(want, str):
+                raise TypeError(f"`dtype` must be a type name such as 'string' or 'int64', or "
+                                f"None, got {dtype!r}.")
             if (want == "string") != (self.kind == STR):
                 raise ValueError(f"`dtype` {want!r} does not match `vocabulary_list` {vocab!r}.")
         self.vocabulary = vocab

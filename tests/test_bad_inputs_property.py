@@ -235,3 +235,12 @@ def test_what_the_probe_found_is_refused_naming_the_argument(call, argument):
     with pytest.raises((TypeError, ValueError)) as info:
         call()
     assert f"`{argument}`" in str(info.value), str(info.value)
+
+
+def test_a_wide_and_deep_optimizer_function_giving_no_optimizer_is_named_at_train():
+    data = {"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 2.0, 3.0, 4.0]}
+    model = pyhooks.dnn_linear_combined_regressor([NUM], [NUM], [2],
+                                                  dnn_optimizer=lambda: 1)
+    with pytest.raises(TypeError, match=r"^`dnn_optimizer` must give a "):
+        pyhooks.train(model, input_fn(data, features="x", response="y", batch_size=2), steps=1,
+                      hooks=[pyhooks.ProgressBarHook(writer=lambda text: None)])

@@ -249,6 +249,7 @@ class DNNLinearCombinedModel:
             if part is None:
                 continue
             variables = [v for v in v1.trainable_variables() if v.name.startswith(scope)]
-            opt = make_optimizer(tf, optimizer, part.default_learning_rate)
+            with _renamed({"optimizer": scope[:-1] + "_optimizer"}):  # the argument given
+                opt = make_optimizer(tf, optimizer, part.default_learning_rate)
             updates.append(opt.minimize(loss, var_list=variables))
         return tf.group(*updates)

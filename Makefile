@@ -105,6 +105,7 @@ bench: setup
 	@$(PY) bench/bench_estimators_data.py --sweep && Rscript bench/plot_batch_size.R
 	@Rscript bench/bench_r_hooks.R
 	@Rscript bench/bench_estimators_r.R
+	@$(PY) bench/probe_inputs.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache vignettes/*.html vignettes/*.md r-package/vignettes

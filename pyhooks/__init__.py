@@ -12,7 +12,9 @@ from __future__ import annotations
 import importlib
 
 from pyhooks import _logging  # noqa: F401 - pyhooks' log records reach TensorFlow's logger too
-from pyhooks.errors import NanLossDuringTrainingError, PyhooksError, PyhooksWarning
+from pyhooks.errors import (CheckpointError, DiskWriteError, GlobalStepWaitTimeout, HookSetupError,
+                            ModelDirLockedError, NanLossDuringTrainingError, NanLossWarning,
+                            PyhooksError, PyhooksWarning)
 from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 from pyhooks.session import MonitoredSession, SingularMonitoredSession
 from pyhooks.training_session import MonitoredTrainingSession
@@ -77,9 +79,15 @@ _LAZY = {
 _SUBMODULES = frozenset({"eager", "estimators", "hooks", "keras", "r"})
 
 __all__ = sorted([
+    "CheckpointError",
+    "DiskWriteError",
+    "GlobalStepWaitTimeout",
+    "HookSetupError",
+    "ModelDirLockedError",
     "MonitoredSession",
     "MonitoredTrainingSession",
     "NanLossDuringTrainingError",
+    "NanLossWarning",
     "NeverTriggerTimer",
     "PyhooksError",
     "PyhooksWarning",

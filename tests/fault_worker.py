@@ -10,6 +10,8 @@ Modes:
                 the file ARG exists.
   fsize BYTES   train 2 steps, then limit files to BYTES (RLIMIT_FSIZE, SIGXFSZ ignored:
                 writes fail as on a full disk) and train 20 more.
+  bare [FILE]   a user's MonitoredSession with a bare CheckpointSaverHook on MODEL_DIR, 3 steps;
+                with FILE, holds in step 1 as `hold` does; prints "done" at the end.
   gcs           configure GCS credentials for a session, print the credentials file,
                 wait to be killed (at most 120 s).
 """
@@ -80,6 +82,17 @@ def main(mode, model_dir, arg=None):
         limit = int(arg)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         estimator.train(data, steps=20, hooks=hooks(model_dir))
+    elif mode == "bare":
+        import tensorflow as tf
+
+        with tf.Graph().as_default():
+            step = tf.compat.v1.train.get_or_create_global_step()
+            increment = tf.compat.v1.assign_add(step, 1)
+            saver = pyhooks.CheckpointSaverHook(model_dir, save_steps=1, save_graph_def=False)
+            with pyhooks.MonitoredSession(hooks=[saver, Announce(hold=arg)]) as session:
+                for _ in range(3):
+                    session.run(increment)
+        print("done", flush=True)
     elif mode == "gcs":
         import tensorflow as tf
 

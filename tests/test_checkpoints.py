@@ -12,7 +12,7 @@ import pyhooks  # noqa: E402
 from pyhooks.estimators import (  # noqa: E402
     column_numeric, feature_columns, input_fn, linear_regressor, load_mtcars)
 from pyhooks.hooks import _model_dir  # noqa: E402
-from pyhooks.hooks._model_dir import CheckpointError  # noqa: E402
+from pyhooks.errors import CheckpointError  # noqa: E402
 from pyhooks.hooks.nan_tensor import NanLossWarning  # noqa: E402
 
 

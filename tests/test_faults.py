@@ -103,7 +103,7 @@ def test_sigint_to_the_process_group_keeps_a_checkpoint_and_the_history(tmp_path
 def test_a_full_disk_says_the_path_and_the_cause_and_keeps_the_last_checkpoint(tmp_path):
     code, _, err = run("fsize", tmp_path, 200)
     assert code != 0
-    error = "pyhooks.hooks._model_dir.DiskWriteError: "
+    error = "pyhooks.errors.DiskWriteError: "
     last = next(line for line in err.splitlines() if line.startswith(error))
     assert last.startswith(error + "Could not write the checkpoint of step ")
     assert f"to '{tmp_path}" in last and last.endswith(
@@ -157,3 +157,88 @@ def mtcars_input():
     from pyhooks.estimators import input_fn, load_mtcars
 
     return input_fn(load_mtcars(), features=["drat"], response="mpg", batch_size=8)
+
+
+def test_a_bare_checkpoint_saver_refuses_a_model_dir_another_process_trains_into(tmp_path):
+    release = tmp_path / "release"
+    holder = start("bare", tmp_path / "model", release)  # a user's MonitoredSession
+    try:
+        wait_for_line(holder, "holding")
+        code, out, err = run("bare", tmp_path / "model")  # a second one: refused
+        assert code != 0 and "done" not in out
+        last = next(line for line in err.splitlines() if line.startswith("pyhooks.errors."))
+        assert last.startswith(f"pyhooks.errors.ModelDirLockedError: model_dir "
+                               f"'{tmp_path / 'model'}' is being trained by another process or "
+                               f"loop (pid {holder.pid} on "), last
+        code, out, err = run("train", tmp_path / "model", 1)  # an estimator: refused too
+        assert code != 0 and "pyhooks.errors.ModelDirLockedError: " in err
+        release.touch()
+        out, err = holder.communicate(timeout=120)
+        assert holder.returncode == 0 and out.splitlines()[-1] == "done", err
+    finally:
+        holder.kill()
+        holder.wait()
+    assert latest_step(tmp_path / "model") == 3  # the holder's checkpoints are whole
+    code, out, err = run("bare", tmp_path / "model")  # the lock is free once it ended
+    assert code == 0 and out.splitlines()[-1] == "done", err
+
+
+def without_root_powers():
+    """The command prefix that runs a process under permission checks, or None if impossible.
+
+    Root ignores file permissions (CAP_DAC_OVERRIDE). The interpreter lives under /root
+    here, so an unprivileged user could not run it: the process stays root but loses the
+    capabilities that bypass permissions (``setpriv``). Another user needs nothing.
+    """
+    import shutil
+
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search,-fowner",
+            "--inh-caps=-all", "--"]
+
+
+@pytest.mark.skipif(without_root_powers() is None,
+                    reason="running as root without setpriv: permissions would be ignored")
+def test_a_model_dir_the_user_cannot_write_is_a_one_line_error_and_loses_nothing():
+    import hashlib
+    import shutil
+    import tempfile
+
+    parent = tempfile.mkdtemp(prefix="pyhooks-readonly-")  # not under pytest's 0700 tmp_path
+    try:
+        os.chmod(parent, 0o755)
+        model_dir = os.path.join(parent, "model")
+        code, out, err = run("train", model_dir, 2)  # as root: 2 steps recorded
+        assert code == 0, err
+        os.chmod(model_dir, 0o555)
+
+        def contents():
+            found = {}
+            for folder, _, names in os.walk(model_dir):
+                for name in set(names) - {_model_dir.LOCK_NAME}:  # it names its holder
+                    with open(os.path.join(folder, name), "rb") as stream:
+                        found[os.path.join(folder, name)] = hashlib.sha256(
+                            stream.read()).hexdigest()
+            return found
+
+        before = contents()
+        env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", HOME=parent)
+        done = subprocess.run([*without_root_powers(), sys.executable, WORKER, "train",
+                               model_dir, "2"], capture_output=True, text=True, env=env,
+                              timeout=180, cwd=parent)
+        assert done.returncode != 0 and "done" not in done.stdout
+        errors = [line for line in done.stderr.splitlines() if line.startswith("pyhooks.errors.")]
+        assert len(errors) == 1, done.stderr  # one line: what, the path, the cause
+        assert errors[0].startswith("pyhooks.errors.DiskWriteError: Could not write the ")
+        assert f" to '{model_dir}" in errors[0] and errors[0].endswith(": Permission denied.")
+        assert contents() == before  # nothing recorded is lost or changed
+        os.chmod(model_dir, 0o755)
+        code, out, err = run("train", model_dir, 1)  # the owner goes on from step 2
+        assert code == 0, err
+        assert out.splitlines()[-1] == "done 3"
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)

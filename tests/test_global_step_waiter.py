@@ -69,7 +69,7 @@ def test_timeout_names_step_reached():
     assert isinstance(error, GlobalStepWaitTimeout) and isinstance(error, pyhooks.PyhooksError)
     assert (error.step, error.wait_until_step) == (2, 100)
     assert str(error) == ("GlobalStepWaiterHook: the global step reached only 2 after 3.0 s "
-                          "waiting for step 100 (timeout_secs=2.5).")
+                          "waiting for step 100 (wait_until_step=100, timeout_secs=2.5).")
     assert error.__notes__ == ["pyhooks: raised in GlobalStepWaiterHook.before_run()"]
 
 

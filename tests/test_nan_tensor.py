@@ -23,7 +23,7 @@ def train(g, hook, deltas, runner="pyhooks"):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"loss_tensor": None}, "`loss_tensor` must be a tensor, got None."),
+    ({"loss_tensor": None}, "`loss_tensor` must be a tensor or a tensor name, got None."),
     ({"loss_tensor": "loss:0", "fail_on_nan_loss": "no"},
      "`fail_on_nan_loss` must be True or False, got 'no' (str)."),
     ({"loss_tensor": "loss:0", "fail_on_inf": 1}, "`fail_on_inf` must be True or False, got 1 (int)."),

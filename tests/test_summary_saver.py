@@ -43,7 +43,7 @@ def test_bad_arguments(kwargs, error, message):
 
 
 def test_no_io_at_construction(tmp_path):
-    SummarySaverHook(save_steps=3.0, output_dir=str(tmp_path / "s"), summary_op=1)
+    SummarySaverHook(save_steps=3.0, output_dir=str(tmp_path / "s"), summary_op="s")
     assert not (tmp_path / "s").exists()
 
 

@@ -18,6 +18,7 @@ from pyhooks.estimators.models import (
     LinearModel,
     check_optimizer,
 )
+from pyhooks.estimators.config import check_session_config
 
 __all__ = ["dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combined_regressor",
            "dnn_regressor", "evaluate", "linear_classifier", "linear_regressor", "predict",
@@ -52,7 +53,8 @@ def linear_regressor(feature_columns, model_dir=None, label_dimension=1, weight_
         >>> history = lr.train(input_fn(data, ["drat"], "mpg", batch_size=8), steps=4)
     """
     return Estimator(LinearModel(feature_columns, sparse_combiner), RegressionHead(label_dimension),
-                     model_dir, weight_column, check_optimizer(optimizer), session_config, seed,
+                     model_dir, weight_column, check_optimizer(optimizer),
+                     check_session_config(session_config), seed,
                      "linear_regressor", config=config)
 
 
@@ -66,7 +68,8 @@ def linear_classifier(feature_columns, model_dir=None, n_classes=2, weight_colum
     """
     return Estimator(LinearModel(feature_columns, sparse_combiner),
                      ClassificationHead(n_classes, label_vocabulary), model_dir, weight_column,
-                     check_optimizer(optimizer), session_config, seed, "linear_classifier",
+                     check_optimizer(optimizer),
+                     check_session_config(session_config), seed, "linear_classifier",
                      config=config)
 
 
@@ -87,7 +90,8 @@ def dnn_regressor(hidden_units, feature_columns, model_dir=None, label_dimension
     """
     return Estimator(DNNModel(hidden_units, feature_columns, activation_fn, dropout),
                      RegressionHead(label_dimension), model_dir, weight_column,
-                     check_optimizer(optimizer), session_config, seed, "dnn_regressor",
+                     check_optimizer(optimizer),
+                     check_session_config(session_config), seed, "dnn_regressor",
                      config=config)
 
 
@@ -100,7 +104,8 @@ def dnn_classifier(hidden_units, feature_columns, model_dir=None, n_classes=2, w
     """
     return Estimator(DNNModel(hidden_units, feature_columns, activation_fn, dropout),
                      ClassificationHead(n_classes, label_vocabulary), model_dir, weight_column,
-                     check_optimizer(optimizer), session_config, seed, "dnn_classifier",
+                     check_optimizer(optimizer),
+                     check_session_config(session_config), seed, "dnn_classifier",
                      config=config)
 
 
@@ -127,7 +132,8 @@ def dnn_linear_combined_regressor(linear_feature_columns=None, dnn_feature_colum
                                    dnn_activation_fn, dnn_dropout, linear_optimizer,
                                    dnn_optimizer, linear_sparse_combiner)
     return Estimator(model, RegressionHead(label_dimension), model_dir, weight_column, None,
-                     session_config, seed, "dnn_linear_combined_regressor",
+                     
+                     check_session_config(session_config), seed, "dnn_linear_combined_regressor",
                      config=config)
 
 
@@ -146,19 +152,23 @@ def dnn_linear_combined_classifier(linear_feature_columns=None, dnn_feature_colu
                                    dnn_activation_fn, dnn_dropout, linear_optimizer,
                                    dnn_optimizer, linear_sparse_combiner)
     return Estimator(model, ClassificationHead(n_classes, label_vocabulary), model_dir,
-                     weight_column, None, session_config, seed, "dnn_linear_combined_classifier",
+                     weight_column, None,
+                     check_session_config(session_config), seed, "dnn_linear_combined_classifier",
                      config=config)
 
 
 def _estimator(object_, verb):
     if not isinstance(object_, Estimator):
-        raise TypeError(f"{verb}() needs an estimator (linear_regressor() & co.) first, got "
+        raise TypeError(f"{verb}() needs an estimator (linear_regressor() & co.) as `object`, got "
                         f"{object_!r} ({type(object_).__name__}).")
     return object_
 
 
 def train(object, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None):  # noqa: A002
     """``object.train(...)``, R's ``train(model, input_fn, steps, hooks)``; returns the History."""
+    if saving_listeners is not None and not isinstance(saving_listeners, (list, tuple)):
+        raise TypeError(f"`saving_listeners` must be a list of CheckpointSaverListener objects, "
+                        f"got {saving_listeners!r} ({type(saving_listeners).__name__}).")
     return _estimator(object, "train").train(input_fn, steps=steps, hooks=hooks,
                                               max_steps=max_steps,
                                               saving_listeners=saving_listeners)
@@ -167,6 +177,8 @@ def train(object, input_fn, steps=None, hooks=None, max_steps=None, saving_liste
 def evaluate(object, input_fn, steps=None, hooks=None, name=None,  # noqa: A002
              checkpoint_path=None):
     """``object.evaluate(...)``: a dict of metrics."""
+    if name is not None and (not isinstance(name, str) or not name):
+        raise TypeError(f"`name` must be a non-empty string or None, got {name!r}.")
     return _estimator(object, "evaluate").evaluate(input_fn, steps=steps, hooks=hooks, name=name,
                                                     checkpoint_path=checkpoint_path)
 
@@ -174,5 +186,10 @@ def evaluate(object, input_fn, steps=None, hooks=None, name=None,  # noqa: A002
 def predict(object, input_fn, hooks=None, predict_keys=None, as_dict=False,  # noqa: A002
             checkpoint_path=None):
     """``object.predict(...)``: a list of per-example dicts (or a dict of arrays)."""
+    if not isinstance(as_dict, bool):
+        raise TypeError(f"`as_dict` must be True or False, got {as_dict!r}.")
+    if predict_keys is not None and not isinstance(predict_keys, (str, list, tuple)):
+        raise TypeError(f"`predict_keys` must be a name, a list of names or None, got "
+                        f"{predict_keys!r} ({type(predict_keys).__name__}).")
     return _estimator(object, "predict").predict(input_fn, hooks=hooks, predict_keys=predict_keys,
                                                   as_dict=as_dict, checkpoint_path=checkpoint_path)

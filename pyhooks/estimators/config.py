@@ -44,7 +44,7 @@ class RunConfig:
         self.model_dir = model_dir
         self.tf_random_seed = check_positive("tf_random_seed", tf_random_seed, integer=True,
                                              allow_zero=True)
-        self.session_config = session_config
+        self.session_config = check_session_config(session_config)
         self.save_summary_steps = check_positive("save_summary_steps", save_summary_steps,
                                                  integer=True, allow_zero=True)
         self.log_step_count_steps = check_positive("log_step_count_steps", log_step_count_steps,
@@ -83,6 +83,14 @@ class RunConfig:
                 f"keep_checkpoint_max={self.keep_checkpoint_max!r}"
                 + (f", train_distribute={type(self.train_distribute).__name__}"
                    if self.train_distribute is not None else "") + ")")
+
+
+def check_session_config(value):
+    """``value`` if it is None or a ``tf.compat.v1.ConfigProto``; else a TypeError naming it."""
+    if value is not None and type(value).__name__ != "ConfigProto":
+        raise TypeError(f"`session_config` must be a tf.compat.v1.ConfigProto or None, got "
+                        f"{value!r} ({type(value).__name__}).")
+    return value
 
 
 def run_config(model_dir=None, tf_random_seed=None, session_config=None, save_summary_steps=100,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.timer import check_positive
 
 __all__ = [
@@ -110,7 +111,8 @@ class NumericColumn(FeatureColumn):
         if dtype not in ("float32", "float64", "float", "double", "int32", "int64", None) and \
                 not numeric_type:
             raise ValueError(f"`dtype` must be a numeric type, got {dtype!r}.")
-        if default_value is not None and not isinstance(default_value, numbers.Real):
+        if default_value is not None and (isinstance(default_value, bool) or not isinstance(
+                default_value, numbers.Real)):
             raise TypeError(f"`default_value` must be a number or None, got {default_value!r}.")
         if normalizer_fn is not None and not callable(normalizer_fn):
             raise TypeError(f"`normalizer_fn` must be a function or None, got {normalizer_fn!r}.")
@@ -140,6 +142,9 @@ class NumericColumn(FeatureColumn):
 class VocabularyListColumn(_Categorical):
     def __init__(self, key, vocabulary_list, dtype=None, default_value=-1, num_oov_buckets=0):
         self.key = self.name = _check_key("key", key)
+        if isinstance(vocabulary_list, dict):
+            raise TypeError(f"`vocabulary_list` of column {key!r} must be a list of strings or "
+                            f"whole numbers, got {vocabulary_list!r}.")
         if isinstance(vocabulary_list, (str, bytes)) or not hasattr(vocabulary_list, "__iter__"):
             vocabulary_list = [vocabulary_list]
         vocab = [v.item() if hasattr(v, "item") else v for v in vocabulary_list]
@@ -147,7 +152,10 @@ class VocabularyListColumn(_Categorical):
             raise ValueError(f"`vocabulary_list` of column {key!r} must not be empty.")
         if all(isinstance(v, str) for v in vocab):
             self.kind = STR
-        elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vocab):
+        elif any(isinstance(v, bool) for v in vocab):
+            raise TypeError(f"`vocabulary_list` of column {key!r} must be all strings or all "
+                            f"whole numbers, got {vocabulary_list!r}.")
+        elif all(isinstance(v, numbers.Integral) for v in vocab):
             self.kind = INT
         elif all(isinstance(v, numbers.Real) and float(v).is_integer() for v in vocab):
             vocab = [int(v) for v in vocab]  # R's c(4, 6, 8)
@@ -159,15 +167,20 @@ class VocabularyListColumn(_Categorical):
             dupes = sorted({v for v in vocab if vocab.count(v) > 1}, key=str)
             raise ValueError(f"`vocabulary_list` of column {key!r} has duplicates: {dupes}.")
         if dtype is not None:
-            want = str(getattr(dtype, "name", dtype))
+            want = getattr(dtype, "name", dtype)  # a tf.DType or its name
+            if not isinstance(want, str):
+                raise TypeError(f"`dtype` must be a type name such as 'string' or 'int64', or "
+                                f"None, got {dtype!r}.")
             if (want == "string") != (self.kind == STR):
                 raise ValueError(f"`dtype` {want!r} does not match `vocabulary_list` {vocab!r}.")
         self.vocabulary = vocab
         self.num_oov_buckets = check_positive("num_oov_buckets", num_oov_buckets, integer=True,
                                               allow_zero=True, allow_none=False)
+        check_fits_memory("num_oov_buckets", self.num_oov_buckets)
         if default_value is None:
             default_value = -1
-        if isinstance(default_value, bool) or not float(default_value).is_integer():
+        if (isinstance(default_value, bool) or not isinstance(default_value, numbers.Real)
+                or not float(default_value).is_integer()):
             raise ValueError(f"`default_value` must be a whole number, got {default_value!r}.")
         self.default_value = int(default_value)
         if self.num_oov_buckets and self.default_value != -1:
@@ -198,6 +211,7 @@ class IdentityColumn(_Categorical):
         self.key = self.name = _check_key("key", key)
         self.num_buckets = check_positive("num_buckets", num_buckets, integer=True,
                                           allow_none=False)
+        check_fits_memory("num_buckets", self.num_buckets)
         if default_value is not None:
             default_value = check_positive("default_value", default_value, integer=True,
                                            allow_zero=True)
@@ -235,8 +249,12 @@ class IdentityColumn(_Categorical):
 class HashBucketColumn(_Categorical):
     def __init__(self, key, hash_bucket_size, dtype="string"):
         self.key = self.name = _check_key("key", key)
+        name = getattr(dtype, "name", dtype)  # a tf.DType or its name
+        if not isinstance(name, str) or name not in ("string", "int32", "int64"):
+            raise TypeError(f"`dtype` must be 'string', 'int32' or 'int64', got {dtype!r}.")
         self.num_buckets = check_positive("hash_bucket_size", hash_bucket_size, integer=True,
                                           allow_none=False)
+        check_fits_memory("hash_bucket_size", self.num_buckets)
         if self.num_buckets < 2:
             raise ValueError(f"`hash_bucket_size` must be at least 2, got {hash_bucket_size!r}.")
         self.hash_bucket_size = self.num_buckets
@@ -265,6 +283,9 @@ class BucketizedColumn(_Categorical):
         if isinstance(boundaries, numbers.Real):
             boundaries = [boundaries]
         try:
+            if isinstance(boundaries, (str, bytes, dict)) or any(
+                    isinstance(b, (bool, str, bytes)) for b in boundaries):
+                raise TypeError
             bounds = [float(b) for b in boundaries]
         except (TypeError, ValueError):
             raise TypeError(f"`boundaries` must be numbers, got {boundaries!r}.") from None
@@ -296,6 +317,9 @@ class CrossedColumn(_Categorical):
     def __init__(self, keys, hash_bucket_size, hash_key=None):
         if isinstance(keys, (str, FeatureColumn)):
             keys = [keys]
+        if not isinstance(keys, (list, tuple)):
+            raise TypeError(f"`keys` must be column names or categorical columns, got {keys!r} "
+                            f"({type(keys).__name__}).")
         keys = list(keys)
         if len(keys) < 2:
             raise ValueError(f"`keys` must name at least two columns to cross, got {keys!r}.")
@@ -308,7 +332,10 @@ class CrossedColumn(_Categorical):
         self.keys = keys
         self.num_buckets = check_positive("hash_bucket_size", hash_bucket_size, integer=True,
                                           allow_none=False)
+        check_fits_memory("hash_bucket_size", self.num_buckets)
         self.hash_bucket_size = self.num_buckets
+        if hash_key is not None:
+            hash_key = check_positive("hash_key", hash_key, integer=True, allow_zero=True)
         self.hash_key = hash_key
         self.name = "_X_".join(sorted(k if isinstance(k, str) else k.name for k in keys))
 
@@ -356,6 +383,7 @@ class VocabularyFileColumn(VocabularyListColumn):
             values.pop()
         if vocabulary_size is not None:
             vocabulary_size = check_positive("vocabulary_size", vocabulary_size, integer=True)
+            check_fits_memory("vocabulary_size", vocabulary_size)
             if vocabulary_size > len(values):
                 raise ValueError(f"`vocabulary_size` {vocabulary_size} is more than the "
                                  f"{len(values)} values of {vocabulary_file!r}.")
@@ -457,6 +485,7 @@ class EmbeddingColumn(FeatureColumn):
             raise TypeError(f"`trainable` must be True or False, got {trainable!r}.")
         self.categorical_column = categorical_column
         self.dimension = check_positive("dimension", dimension, integer=True, allow_none=False)
+        check_fits_memory("dimension", self.dimension)
         self.combiner = combiner  # one id per example: every combiner gives the same result
         self.initializer = initializer
         self.max_norm = check_positive("max_norm", max_norm, integer=False)

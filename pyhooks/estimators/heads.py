@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.timer import check_positive
 
 __all__ = ["ClassificationHead", "RegressionHead"]
@@ -21,6 +22,7 @@ class RegressionHead:
     def __init__(self, label_dimension=1):
         self.label_dimension = check_positive("label_dimension", label_dimension, integer=True,
                                               allow_none=False)
+        check_fits_memory("label_dimension", self.label_dimension)
         self.logits_dimension = self.label_dimension
         self.prediction_keys = ("predictions",)
 
@@ -74,10 +76,11 @@ class ClassificationHead:
 
     def __init__(self, n_classes=2, label_vocabulary=None):
         self.n_classes = check_positive("n_classes", n_classes, integer=True, allow_none=False)
+        check_fits_memory("n_classes", self.n_classes)
         if self.n_classes < 2:
             raise ValueError(f"`n_classes` must be at least 2, got {n_classes!r}.")
         if label_vocabulary is not None:
-            if isinstance(label_vocabulary, str) or not all(
+            if not isinstance(label_vocabulary, (list, tuple)) or not all(
                     isinstance(v, str) for v in label_vocabulary):
                 raise TypeError("`label_vocabulary` must be a list of strings, got "
                                 f"{label_vocabulary!r}.")

@@ -10,6 +10,7 @@ import math
 import numbers
 
 from pyhooks.estimators.feature_columns import FeatureColumn, _scope
+from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.timer import check_positive
 
 __all__ = ["DNNLinearCombinedModel", "DNNModel", "LinearModel", "make_optimizer"]
@@ -119,8 +120,8 @@ class DNNModel:
         if not isinstance(hidden_units, (list, tuple)) or not hidden_units:
             raise ValueError(f"`hidden_units` must be a non-empty list of layer sizes, got "
                              f"{hidden_units!r}.")
-        self.hidden_units = [check_positive("hidden_units", u, integer=True, allow_none=False)
-                             for u in hidden_units]
+        self.hidden_units = [check_fits_memory("hidden_units", check_positive(
+            "hidden_units", u, integer=True, allow_none=False)) for u in hidden_units]
         self.columns = check_columns(feature_columns, True, "A DNN model")
         if isinstance(activation_fn, str):
             if activation_fn not in _ACTIVATIONS:
@@ -166,6 +167,39 @@ class DNNModel:
                 return tf.nn.bias_add(tf.matmul(net, kernel), bias, name="logits")
 
 
+def _column_list(columns, name):
+    """``columns`` (None, one column, or a list or tuple of them) as a list."""
+    if columns is None:
+        return []
+    if isinstance(columns, FeatureColumn):
+        return [columns]
+    if not isinstance(columns, (list, tuple)):
+        raise TypeError(f"`{name}` must be a list of feature columns or None, got {columns!r} "
+                        f"({type(columns).__name__}).")
+    return list(columns)
+
+
+class _renamed:
+    """Re-raises a TypeError/ValueError of a part with the wide & deep argument names."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if kind is None or not issubclass(kind, (TypeError, ValueError)) or len(error.args) != 1:
+            return False
+        text = str(error.args[0])
+        for short, full in self.names.items():
+            text = text.replace(f"`{short}`", f"`{full}`")
+        if text == error.args[0]:
+            return False
+        error.args = (text,)
+        return False
+
+
 class DNNLinearCombinedModel:
     """Wide & deep: the sum of a linear model's and a DNN's logits, each with its own optimizer.
 
@@ -178,19 +212,27 @@ class DNNLinearCombinedModel:
     def __init__(self, linear_feature_columns, dnn_feature_columns, dnn_hidden_units,
                  dnn_activation_fn="relu", dnn_dropout=None, linear_optimizer="Ftrl",
                  dnn_optimizer="Adagrad", linear_sparse_combiner="sum"):
-        linear = list(linear_feature_columns or [])
-        dnn = list(dnn_feature_columns or [])
+        linear = _column_list(linear_feature_columns, "linear_feature_columns")
+        dnn = _column_list(dnn_feature_columns, "dnn_feature_columns")
         if not linear and not dnn:
             raise ValueError("Either `linear_feature_columns` or `dnn_feature_columns` must be "
                              "given (both are empty).")
-        self.linear = LinearModel(linear, linear_sparse_combiner) if linear else None
+        linear_names = {"feature_columns": "linear_feature_columns",
+                        "sparse_combiner": "linear_sparse_combiner", "optimizer": "linear_optimizer"}
+        dnn_names = {"feature_columns": "dnn_feature_columns", "hidden_units": "dnn_hidden_units",
+                     "activation_fn": "dnn_activation_fn", "dropout": "dnn_dropout",
+                     "optimizer": "dnn_optimizer"}
+        with _renamed(linear_names):
+            self.linear = LinearModel(linear, linear_sparse_combiner) if linear else None
+            self.linear_optimizer = check_optimizer(linear_optimizer)
         if dnn and dnn_hidden_units is None:
             raise ValueError("`dnn_hidden_units` must be given with `dnn_feature_columns`.")
-        self.dnn = DNNModel(dnn_hidden_units, dnn, dnn_activation_fn, dnn_dropout) if dnn else None
+        with _renamed(dnn_names):
+            self.dnn = (DNNModel(dnn_hidden_units, dnn, dnn_activation_fn, dnn_dropout)
+                        if dnn else None)
+            self.dnn_optimizer = check_optimizer(dnn_optimizer)
         self.columns = (self.linear.columns if self.linear else []) + (
             self.dnn.columns if self.dnn else [])
-        self.linear_optimizer = check_optimizer(linear_optimizer)
-        self.dnn_optimizer = check_optimizer(dnn_optimizer)
         self.default_learning_rate = None
 
     def logits(self, tf, builder, units, training):
@@ -207,6 +249,7 @@ class DNNLinearCombinedModel:
             if part is None:
                 continue
             variables = [v for v in v1.trainable_variables() if v.name.startswith(scope)]
-            opt = make_optimizer(tf, optimizer, part.default_learning_rate)
+            with _renamed({"optimizer": scope[:-1] + "_optimizer"}):  # the argument given
+                opt = make_optimizer(tf, optimizer, part.default_learning_rate)
             updates.append(opt.minimize(loss, var_list=variables))
         return tf.group(*updates)

@@ -24,7 +24,7 @@ import re
 import shutil
 import socket
 
-from pyhooks.errors import PyhooksError
+from pyhooks.errors import CheckpointError, DiskWriteError, ModelDirLockedError
 
 __all__ = ["CheckpointError", "DiskWriteError", "ModelDirLockedError", "TrainingLock",
            "checkpoint_files_error", "disk_error", "latest_checkpoint", "recover_saver",
@@ -36,14 +36,6 @@ LOCK_NAME = ".pyhooks-train.lock"
 # `graph.pbtxt` is written) and pyhooks' own atomic index (`.checkpoint.<x>.tmp`).
 _PARTIAL_FILE = re.compile(r".*\.tempstate\d+$|.*\.tmp[0-9a-f]{32}$|^\.checkpoint\..*\.tmp$")
 _PARTIAL_DIR = re.compile(r".*_temp(_[0-9a-f]{32})?$")
-
-
-class CheckpointError(PyhooksError, ValueError):
-    """A model directory's checkpoints cannot be read (damaged, missing or garbage files)."""
-
-
-class DiskWriteError(PyhooksError, OSError):
-    """A file could not be written: the disk is full, read-only, or a size limit was reached."""
 
 
 # The causes told apart, as the C library spells them (TensorFlow puts them in its messages).
@@ -69,10 +61,6 @@ def disk_error(what, path, error):
     found = DiskWriteError(f"Could not write {what} to {path!r}: {_DISK_CAUSES[code]}{hint}.")
     found.errno = code  # str() stays the message alone: path and cause first
     return found
-
-
-class ModelDirLockedError(PyhooksError, RuntimeError):
-    """Another training loop (another process, or an unfinished one here) holds the directory."""
 
 
 def _shown(model_dir):
@@ -200,6 +188,10 @@ def remove_partial_saves(model_dir):
     return removed
 
 
+def _holder():
+    return f"pid {os.getpid()} on {socket.gethostname()}"
+
+
 class TrainingLock:
     """An exclusive lock on a model directory for one training loop.
 
@@ -213,7 +205,14 @@ class TrainingLock:
         self.path = os.path.join(model_dir, LOCK_NAME)
         self._fd = None
 
-    def acquire(self):
+    def acquire(self, shared_here=False):
+        """Takes the lock; returns ``self``.
+
+        Args:
+            shared_here: if this process already holds the directory (its
+                estimator's ``train()`` runs the hook asking), go on without a
+                lock of one's own (then ``held`` is False) instead of raising.
+        """
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
@@ -228,6 +227,8 @@ class TrainingLock:
                 holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
             finally:
                 os.close(fd)
+            if shared_here and holder == _holder():
+                return self
             raise ModelDirLockedError(
                 f"{_shown(self.model_dir)} is being trained by another process or loop "
                 f"({holder}); two trainers would overwrite each other's checkpoints. Wait "
@@ -236,7 +237,7 @@ class TrainingLock:
             os.close(fd)
             raise
         try:  # no truncation to 0 first: on ext4 closing a truncated file flushes it (~4 ms)
-            holder = f"pid {os.getpid()} on {socket.gethostname()}\n".encode()
+            holder = (_holder() + "\n").encode()
             os.pwrite(fd, holder, 0)
             if os.fstat(fd).st_size > len(holder):
                 os.ftruncate(fd, len(holder))
@@ -244,6 +245,11 @@ class TrainingLock:
             pass  # a full disk: the lock holds anyway, the message says "unknown"
         self._fd = fd
         return self
+
+    @property
+    def held(self):
+        """True while this object holds the lock."""
+        return self._fd is not None
 
     def release(self):
         fd, self._fd = self._fd, None

@@ -11,7 +11,8 @@ from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read
-from pyhooks.hooks._model_dir import disk_error, recover_saver
+from pyhooks.hooks._lookup import check_exclusive, check_has
+from pyhooks.hooks._model_dir import TrainingLock, disk_error, recover_saver
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -29,6 +30,13 @@ class CheckpointSaverHook(SessionRunHook):
     atomically, names them: a crash mid-save leaves the previous checkpoint
     as the latest. With ``save_on_error`` a failing loop also saves its last
     state (not after a NaN loss or a failed save).
+
+    From ``begin()`` to ``end()`` (or ``after_error()``) the hook holds
+    ``checkpoint_dir``'s training lock, as the estimators do for their
+    model_dir: a loop of another process saving there is refused with
+    :class:`pyhooks.errors.ModelDirLockedError` (both would write the same
+    checkpoint names). Within one process the lock is shared (an estimator's
+    ``train()`` runs this hook on its own model_dir).
 
     On the eager and Keras backends ``saver`` must be a ``tf.train.Checkpoint``
     (saved through a ``tf.train.CheckpointManager`` keeping 5, as ``<checkpoint_dir>/
@@ -49,7 +57,9 @@ class CheckpointSaverHook(SessionRunHook):
         save_on_error: also save when the loop fails (pyhooks' ``after_error``).
 
     Raises:
-        ValueError / TypeError: bad arguments; RuntimeError: in ``begin()``, no global step.
+        ValueError / TypeError: bad arguments; RuntimeError: in ``begin()``, no global step;
+        ModelDirLockedError / DiskWriteError: in ``begin()``, another process trains into
+        ``checkpoint_dir``, or it cannot be written.
 
     Example:
         >>> hook = CheckpointSaverHook("/tmp/model", save_steps=100)
@@ -64,9 +74,16 @@ class CheckpointSaverHook(SessionRunHook):
             raise TypeError(f"`checkpoint_basename` must be a name, got {checkpoint_basename!r}.")
         if saver is not None and scaffold is not None:
             raise ValueError("You cannot provide both saver and scaffold.")
+        check_has("saver", saver, ["save"], "a tf.compat.v1.train.Saver, a tf.train.Checkpoint "
+                                            "or a tf.train.CheckpointManager")
+        check_has("scaffold", scaffold, ["saver"], "a tf.compat.v1.train.Scaffold")
+        check_exclusive(save_secs=save_secs, save_steps=save_steps)
         self._timer = SecondOrStepTimer(
             every_secs=check_positive("save_secs", save_secs, integer=False),
             every_steps=check_positive("save_steps", save_steps, integer=True))
+        if listeners is not None and not isinstance(listeners, (list, tuple)):
+            raise TypeError(f"`listeners` must be a list of CheckpointSaverListener objects, got "
+                            f"{listeners!r} ({type(listeners).__name__}).")
         self._listeners = list(listeners or [])
         for i, listener in enumerate(self._listeners):
             if not callable(getattr(listener, "after_save", None)):
@@ -77,7 +94,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._given_saver, self._saver, self._scaffold = saver, saver, scaffold
         self._save_graph_def = check_bool("save_graph_def", save_graph_def)
         self._save_on_error = check_bool("save_on_error", save_on_error)
-        self._writer = self._global_step_tensor = None
+        self._writer = self._global_step_tensor = self._lock = None
 
     def begin(self):
         import tensorflow as tf
@@ -99,8 +116,21 @@ class CheckpointSaverHook(SessionRunHook):
             self._saver = collection_saver() if no_saver else self._given_saver
             self._graph_written = False
         self._timer.reset()
+        self._lock_dir()
         for listener in self._listeners:
             listener.begin()
+
+    def _lock_dir(self):
+        """Holds the directory's training lock (another process's loop: ModelDirLockedError)."""
+        self._release()
+        try:
+            os.makedirs(self._checkpoint_dir, exist_ok=True)
+        except OSError as error:
+            found = disk_error("checkpoints", self._checkpoint_dir, error)
+            if found is None:
+                raise
+            raise found from error
+        self._lock = TrainingLock(self._checkpoint_dir).acquire(shared_here=True)
 
     def after_create_session(self, session, coord):
         step = int(session.run(self._global_step_tensor))
@@ -127,13 +157,16 @@ class CheckpointSaverHook(SessionRunHook):
                     run_context.request_stop()
 
     def end(self, session):
-        step = int(session.run(self._global_step_tensor))
-        if step != self._timer.last_triggered_step():
-            self._save(session, step)
-        for listener in self._listeners:
-            listener.end(session, step)
-        if self._writer is not None:
-            self._writer.flush()
+        try:
+            step = int(session.run(self._global_step_tensor))
+            if step != self._timer.last_triggered_step():
+                self._save(session, step)
+            for listener in self._listeners:
+                listener.end(session, step)
+            if self._writer is not None:
+                self._writer.flush()
+        finally:
+            self._release()
 
     def after_error(self, session, error):
         try:
@@ -145,8 +178,16 @@ class CheckpointSaverHook(SessionRunHook):
                     _log.info("Saving a checkpoint after %s.", type(error).__name__)
                     self._save(session, step)
         finally:
-            if self._writer is not None:
-                self._writer.flush()
+            try:
+                if self._writer is not None:
+                    self._writer.flush()
+            finally:
+                self._release()
+
+    def _release(self):
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
     def _get_saver(self):
         saver = self._saver if self._saver is not None else self._scaffold.saver

@@ -6,37 +6,11 @@ import logging
 
 from pyhooks.hook import SessionRunHook
 from pyhooks.hooks._common import read_values
+from pyhooks.hooks._lookup import check_fetches
 
 __all__ = ["FinalOpsHook"]
 
 _log = logging.getLogger("pyhooks")
-
-
-def _check_fetches(value, where):
-    """``TypeError`` naming ``where`` unless ``value`` is something a session can fetch.
-
-    Fetchable: a tensor, an operation or a variable (a TensorFlow or Keras
-    object), a graph element's name, or a list, tuple or dict of them. A
-    number or an array would fail only at ``end()``, after the whole run.
-    """
-    if value is None and where == "final_ops":
-        return
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _check_fetches(item, f"{where}[{i}]")
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_fetches(item, f"{where}[{key!r}]")
-        return
-    module = type(value).__module__ or ""
-    if isinstance(value, str) and value:
-        return
-    if module.split(".")[0] in ("tensorflow", "keras", "tf_keras") or hasattr(
-            value, "_as_graph_element"):
-        return
-    raise TypeError(f"`{where}` must be a tensor, an operation, a variable or a tensor name "
-                    f"(or a list or dict of them), got {value!r} ({type(value).__name__}).")
 
 
 class FinalOpsHook(SessionRunHook):
@@ -66,7 +40,7 @@ class FinalOpsHook(SessionRunHook):
         if final_ops_feed_dict is not None and not isinstance(final_ops_feed_dict, dict):
             raise TypeError("`final_ops_feed_dict` must be a dict or None, got "
                             f"{final_ops_feed_dict!r} ({type(final_ops_feed_dict).__name__}).")
-        _check_fetches(final_ops, "final_ops")
+        check_fetches(final_ops, "final_ops", allow_none=True)
         self._final_ops = final_ops
         self._final_ops_feed_dict = final_ops_feed_dict
         self._final_ops_values = None

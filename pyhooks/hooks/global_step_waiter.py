@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from pyhooks.errors import PyhooksError
+from pyhooks.errors import GlobalStepWaitTimeout
 from pyhooks.hook import SessionRunHook
 from pyhooks.hooks._common import global_step_read
 from pyhooks.timer import check_positive
@@ -13,20 +13,6 @@ from pyhooks.timer import check_positive
 __all__ = ["GlobalStepWaitTimeout", "GlobalStepWaiterHook"]
 
 _log = logging.getLogger("pyhooks")
-
-
-class GlobalStepWaitTimeout(PyhooksError, TimeoutError):
-    """The global step did not reach ``wait_until_step`` within ``timeout_secs``.
-
-    Attributes:
-        wait_until_step: the step waited for.
-        step: the global step reached when the wait gave up.
-    """
-
-    def __init__(self, message, wait_until_step=None, step=None):
-        super().__init__(message)
-        self.wait_until_step = wait_until_step
-        self.step = step
 
 
 class GlobalStepWaiterHook(SessionRunHook):
@@ -86,7 +72,8 @@ class GlobalStepWaiterHook(SessionRunHook):
             if self._timeout_secs is not None and waited >= self._timeout_secs:
                 raise GlobalStepWaitTimeout(
                     f"GlobalStepWaiterHook: the global step reached only {step} after "
-                    f"{waited:.1f} s waiting for step {target} (timeout_secs="
+                    f"{waited:.1f} s waiting for step {target} (wait_until_step={target}, "
+                    f"timeout_secs="
                     f"{self._timeout_secs:g}).", wait_until_step=target, step=step)
             if step - last_logged_step > 1000:
                 _log.info("Waiting for global step %d before starting training. "

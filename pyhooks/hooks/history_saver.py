@@ -91,7 +91,7 @@ class HistorySaverHook(SessionRunHook):
         self._due = None  # the step due for the next row
         self._step_tensor = global_step_read(name)
         loss = find_loss(self._loss, name, required=True)
-        extra = [graph_element(v, f"metric {k!r}", name)
+        extra = [graph_element(v, f"`metrics` {k!r}", name)
                  for k, v in self._metrics.items()]
         step = self._step_tensor
         self._args = SessionRunArgs((step, loss, *extra))  # a tuple: cannot change

@@ -8,6 +8,7 @@ import logging
 import numpy as np
 
 from pyhooks._logging import ensure_visible_logging
+from pyhooks.errors import HookSetupError
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, read_values
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer, check_positive
@@ -106,11 +107,15 @@ class LoggingTensorHook(SessionRunHook):
             raise TypeError(f"`formatter` must be callable, got {formatter!r}.")
         if tensors is None:
             raise TypeError("`tensors` must be a dict, a list or a tensor (name), got None.")
+        if not isinstance(tensors, (dict, list, tuple)):
+            tensors = [tensors]
+        for key, t in (tensors.items() if isinstance(tensors, dict) else enumerate(tensors)):
+            if not (isinstance(t, str) and t) and not isinstance(getattr(t, "name", None), str):
+                raise TypeError(f"`tensors` must be a dict, a list or a tensor (name), got "
+                                f"{t!r} ({type(t).__name__}) at [{key!r}].")
         if isinstance(tensors, dict):
             self._tag_order = sorted(tensors)
         else:
-            if isinstance(tensors, str) or not isinstance(tensors, (list, tuple)):
-                tensors = [tensors]
             self._tag_order = [t if isinstance(t, str) else t.name for t in tensors]
             tensors = dict(zip(self._tag_order, tensors))
         if not tensors:
@@ -134,8 +139,13 @@ class LoggingTensorHook(SessionRunHook):
                                      for tag, tensor in self._tensors.items()}
             return
         graph = tf.compat.v1.get_default_graph()
-        self._current_tensors = {tag: _as_graph_element(tensor, graph)
-                                 for tag, tensor in self._tensors.items()}
+        self._current_tensors = {}
+        for tag, tensor in self._tensors.items():
+            try:
+                self._current_tensors[tag] = _as_graph_element(tensor, graph)
+            except KeyError as error:  # no such name (ambiguous names: TensorFlow's ValueError)
+                raise HookSetupError(f"LoggingTensorHook: `tensors` {tag!r} is not a tensor of "
+                                     f"the graph: {error}") from error
 
     def before_run(self, run_context):
         self._should_trigger = self._timer.should_trigger_for_step(self._iter_count)

@@ -8,9 +8,9 @@ from math import isfinite
 
 import numpy as np
 
-from pyhooks.errors import NanLossDuringTrainingError, PyhooksWarning
+from pyhooks.errors import NanLossDuringTrainingError, NanLossWarning
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (check_bool, current_backend, global_step_read,
+from pyhooks.hooks._common import (check_bool, global_step_read,
                                    to_numpy)
 from pyhooks.hooks._lookup import graph_element
 
@@ -18,10 +18,6 @@ __all__ = ["NanLossWarning", "NanTensorHook"]
 
 _log = logging.getLogger("pyhooks")
 _SCALARS = frozenset({float, np.float32, np.float64, np.float16})
-
-
-class NanLossWarning(PyhooksWarning):
-    """The loss diverged and ``fail_on_nan_loss=False``: training was stopped."""
 
 
 class NanTensorHook(SessionRunHook):
@@ -49,8 +45,9 @@ class NanTensorHook(SessionRunHook):
     """
 
     def __init__(self, loss_tensor, fail_on_nan_loss=True, fail_on_inf=True):
-        if loss_tensor is None:
-            raise TypeError("`loss_tensor` must be a tensor, got None.")
+        if loss_tensor is None or loss_tensor == "" or isinstance(loss_tensor, bool):
+            raise TypeError(f"`loss_tensor` must be a tensor or a tensor name, got "
+                            f"{loss_tensor!r}.")
         self._loss_tensor = loss_tensor
         self._fail_on_nan_loss = check_bool("fail_on_nan_loss", fail_on_nan_loss)
         self._fail_on_inf = check_bool("fail_on_inf", fail_on_inf)
@@ -58,10 +55,9 @@ class NanTensorHook(SessionRunHook):
     def begin(self):
         self._global_step_tensor = global_step_read("NanTensorHook", required=False)
         self._runs = 0
-        fetch, backend = self._loss_tensor, current_backend()
-        if backend is not None:  # eager, Keras: checked now (a graph's session checks its fetches)
-            fetch = graph_element(fetch, "`loss_tensor`", "NanTensorHook")
-        self._args = SessionRunArgs(fetch)
+        # resolved now on every backend: a bad loss is named here, not by the session's run
+        self._args = SessionRunArgs(graph_element(self._loss_tensor, "`loss_tensor`",
+                                                  "NanTensorHook"))
 
     def before_run(self, run_context):
         return self._args

@@ -8,6 +8,7 @@ import math
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import current_backend, global_step_read, step_reader
+from pyhooks.hooks._lookup import check_has
 from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
@@ -59,7 +60,8 @@ class StepCounterHook(SessionRunHook):
         self._every_n_steps = every_n_steps
         self._due = -math.inf  # steps mode: the global step read from which the timer is asked
         self._output_dir = check_output_dir(output_dir)
-        self._summary_writer = summary_writer
+        self._summary_writer = check_has("summary_writer", summary_writer, ["flush"],
+                                         "a summary writer (tf.compat.v1.summary.FileWriter)")
         self._writer = summary_writer
         self._last_global_step = None
         self._warned = 0

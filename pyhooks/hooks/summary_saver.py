@@ -6,6 +6,7 @@ from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import current_backend, global_step_read
 from pyhooks.errors import HookSetupError
+from pyhooks.hooks._lookup import check_exclusive, check_fetches, check_has
 from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
@@ -59,9 +60,14 @@ class SummarySaverHook(SessionRunHook):
         if summary_writer is None and not output_dir:
             raise ValueError("SummarySaverHook needs `output_dir` or `summary_writer` to write "
                              f"to, got output_dir={output_dir!r} and summary_writer=None.")
+        check_exclusive(save_secs=save_secs, save_steps=save_steps)
         self._timer = SecondOrStepTimer(
             every_secs=check_positive("save_secs", save_secs, integer=False),
             every_steps=check_positive("save_steps", save_steps, integer=True))
+        check_has("scaffold", scaffold, ["summary_op"], "a tf.compat.v1.train.Scaffold")
+        check_fetches(summary_op, "summary_op", allow_none=True)
+        check_has("summary_writer", summary_writer, ["flush"],
+                  "a tf.compat.v1.summary.FileWriter")
         self._summary_op = summary_op
         self._scaffold = scaffold
         self._output_dir = output_dir

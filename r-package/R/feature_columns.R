@@ -28,7 +28,7 @@ column_keys <- function(quo, call) {
 # colnames().
 object_column_names <- function(x, call = rlang::caller_env()) {
   names <- if (is.character(x)) x else colnames(x) %||% names(x)
-  if (!is.character(names) || !length(names)) {
+  if (!is.character(names) || !length(names) || anyNA(names) || !all(nzchar(names))) {
     cli::cli_abort("{.arg names} must be column names or data with column names, not {.obj_type_friendly {x}}.",
                    class = "pyhooks_error_argument", call = call)
   }

@@ -110,7 +110,16 @@ input_fn.data.frame <- function(data, features, response = NULL, batch_size = 12
   rlang::check_required(features)
   resolved <- resolve_input_columns(data, rlang::enquo(features), rlang::enquo(response),
                                     rlang::current_env())
-  if (!is.null(epochs)) num_epochs <- epochs
+  if (!is.null(epochs)) { # tfestimators' name: errors name it
+    num_epochs <- as_py_int(epochs)
+    if (!is.numeric(num_epochs) || length(num_epochs) != 1L || !is.finite(num_epochs) ||
+        num_epochs < 1) {
+      shown <- if (is.numeric(epochs) && length(epochs) == 1L) format(epochs) else
+        cli::format_inline("{.obj_type_friendly {epochs}}")
+      cli::cli_abort("{.arg epochs} must be a positive whole number or {.code NULL}, not {shown}.",
+                     class = "pyhooks_error_argument")
+    }
+  }
   input_fn.default(as.list(resolved$data), features = resolved$features,
                    response = resolved$response, batch_size = batch_size, shuffle = shuffle,
                    num_epochs = num_epochs, queue_capacity = queue_capacity,

@@ -106,6 +106,15 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
   call <- rlang::current_env()
   check_input_fn(input_fn, call)
   check_not_na(name, "name", call)
+  check_not_na(checkpoint_path, "checkpoint_path", call)
+  if (!is.null(name) && !(rlang::is_string(name) && nzchar(name))) {
+    cli::cli_abort("{.arg name} must be a non-empty string or {.code NULL}, not {.obj_type_friendly {name}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
+  if (!rlang::is_bool(simplify)) {
+    cli::cli_abort("{.arg simplify} must be {.code TRUE} or {.code FALSE}, not {.obj_type_friendly {simplify}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
@@ -145,6 +154,7 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
     cli::cli_abort("{.arg simplify} must be {.code TRUE} or {.code FALSE}, not {.obj_type_friendly {simplify}}.",
                    class = "pyhooks_error_argument", call = call)
   }
+  check_not_na(checkpoint_path, "checkpoint_path", call)
   check_input_fn(input_fn, call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)

@@ -19,6 +19,10 @@ NULL
 # `NA` and `NaN` numbers NaN) and a fractional number: R errors naming the
 # argument.
 as_py_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (is.function(x) || is_bare_env(x)) {
+    cli::cli_abort("{.arg {arg}} must be a whole number, not {.obj_type_friendly {x}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
   if (!length(x) || !(is.logical(x) || is.numeric(x))) return(x)
   bad <- if (is.logical(x)) rep(TRUE, length(x)) else is.na(x) | (is.finite(x) & x != trunc(x))
   if (any(bad)) {
@@ -55,7 +59,12 @@ check_input_fn <- function(input_fn, call = rlang::caller_env()) {
 # would make a Python dict.
 as_py_list <- function(x, int = FALSE, named = TRUE, arg = rlang::caller_arg(x),
                        call = rlang::caller_env()) {
+  force(arg)
   if (is.null(x) || inherits(x, "python.builtin.object")) return(x)
+  if (is.function(x)) { # as.list() of a function: its formals and body, no Python value
+    cli::cli_abort("{.arg {arg}} must be a vector or a list, not a function.",
+                   class = "pyhooks_error_argument", call = call)
+  }
   if (int) x <- as_py_int(x, arg = arg, call = call)
   check_not_na(x, arg, call)
   if (is.factor(x)) x <- as.character(x)
@@ -69,12 +78,21 @@ as_py_list <- function(x, int = FALSE, named = TRUE, arg = rlang::caller_arg(x),
 # An R error for `NA` in a logical, integer, character or factor vector:
 # reticulate would send `NA` as True, `NA_integer_` as -2147483648 and
 # `NA_character_` as "NA". (A double NA is NaN, a value: it is left alone.)
+# An environment (without a class: not a Python object) has no Python value: reticulate would
+# fail with "Unable to convert R object to Python type", naming no argument.
 check_not_na <- function(x, arg, call = rlang::caller_env()) {
   if (is.atomic(x) && !is.double(x) && anyNA(x)) {
     cli::cli_abort("{.arg {arg}} must not be {.code NA}.", class = "pyhooks_error_argument",
                    call = call)
   }
+  if (is_bare_env(x) ||
+      is.list(x) && !is.data.frame(x) && any(vapply(x, is_bare_env, logical(1)))) {
+    cli::cli_abort("{.arg {arg}} must not be an environment.",
+                   class = "pyhooks_error_argument", call = call)
+  }
 }
+
+is_bare_env <- function(x) is.environment(x) && is.null(attr(x, "class"))
 
 # Python error details of an R condition raised by a reticulate call, or NULL.
 python_error_info <- function(cnd) {

@@ -61,9 +61,36 @@ test_that("R errors spell values the R way, and garbage arguments are refused", 
   expect_error(hook_final_ops(1), "`final_ops` must be a tensor, an operation, a variable or a tensor name (or a list or dict of them), got 1 (double).", fixed = TRUE)
   expect_error(hook_history_saver(metrics = list(steps = "x")), "got \"steps\"", fixed = TRUE)
   expect_error(column_numeric("x", dtype = 1), "`dtype` must be a numeric type, got 1.", fixed = TRUE)
+  # an environment has no Python value: named, not "Unable to convert R object to Python type"
+  expect_error(hook_checkpoint_saver(new.env()), "`checkpoint_dir` must not be an environment.",
+               fixed = TRUE, class = "pyhooks_error_argument")
+  expect_error(hook_history_saver(metrics = list(a = new.env())),
+               "`metrics` must not be an environment.", fixed = TRUE)
+  expect_error(hook_checkpoint_saver(tempfile(), save_steps = 1, saver = "a"),
+               "`saver` must be a tf.compat.v1.train.Saver", fixed = TRUE)
+  expect_error(hook_step_counter(summary_writer = TRUE),
+               "`summary_writer` must be a summary writer", fixed = TRUE)
+  expect_error(hook_logging_tensor(1, every_n_iter = 1), "`tensors` must be a dict, a list or a tensor (name), got 1", fixed = TRUE)
+  expect_error(dnn_regressor(function() 1, column_numeric("x")),
+               "`hidden_units` must be a vector or a list, not a function.", fixed = TRUE)
+  expect_error(hook_checkpoint_saver(tempfile(), save_steps = new.env()),
+               "`save_steps` must be a whole number, not an environment.", fixed = TRUE)
+  expect_error(dnn_linear_combined_regressor(column_numeric("x"), column_numeric("x"), 0),
+               "`dnn_hidden_units` must be positive", fixed = TRUE)
+  expect_s3_class(dnn_linear_combined_regressor(column_numeric("x"), column_numeric("x"), 2),
+                  "pyhooks_estimator") # one column, not a list: as linear_regressor()
+  expect_error(feature_columns(column_numeric("x"), names = c("x", NA)),
+               "`names` must be column names", fixed = TRUE)
+  for (bad in list(-1, NA, "a")) {
+    expect_error(input_fn(mtcars, features = "drat", response = "mpg", epochs = bad),
+                 "`epochs` must be a", fixed = TRUE, class = "pyhooks_error_argument")
+  }
   model <- linear_regressor(feature_columns(column_numeric("drat")))
   train(model, mtcars_input(), steps = 1, hooks = silent_hooks())
   for (bad in list("yes", NA, 1)) {
+    expect_error(evaluate(model, mtcars_input(), steps = 1, simplify = bad),
+                 "`simplify` must be `TRUE` or `FALSE`", fixed = TRUE,
+                 class = "pyhooks_error_argument")
     expect_error(predict(model, mtcars_input(), simplify = bad),
                  "`simplify` must be `TRUE` or `FALSE`", fixed = TRUE,
                  class = "pyhooks_error_argument")

@@ -121,7 +121,7 @@ test_that("hook_nan_tensor() watches a loss; a non-finite loss fails training", 
     class = "pyhooks_python_NanLossWarning", fixed = TRUE
   )
   expect_identical(tail(stopped$steps, 1), 1L)
-  expect_error(hook_nan_tensor(NULL), "`loss_tensor` must be a tensor, got NULL")
+  expect_error(hook_nan_tensor(NULL), "`loss_tensor` must be a tensor or a tensor name, got NULL")
   expect_error(hook_nan_tensor("training_loss:0", fail_on_nan_loss = "yes"), "fail_on_nan_loss")
 })
 

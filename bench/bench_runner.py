@@ -20,7 +20,7 @@ Workloads:
 - keras: ``model.fit`` of a small dense model, 4 hooks through
   ``keras_callback``, per batch.
 
-Run: .venv/bin/python bench/bench_runner.py [--base REV] [--repeats R]
+Run: .venv/bin/python bench/bench_runner.py [--base REV] [--repeats R] [--only TEXT] [--idle]
 """
 
 from __future__ import annotations
@@ -193,6 +193,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--only", help="run only the rows whose label contains this text")
+    parser.add_argument("--idle", action="store_true",
+                        help="no process keeping a core busy while the workers run")
     opts = parser.parse_args()
     if opts.worker:
         return worker(opts.worker)
@@ -216,13 +218,22 @@ def main():
     ]
     if opts.only:
         rows = [row for row in rows if opts.only in row[0]]
-    workers = [Worker(case, tree) for _, case, tree, _ in rows]
-    samples = [[] for _ in rows]
-    for _ in range(opts.repeats):
-        for i, (worker_, row) in enumerate(zip(workers, rows)):
-            samples[i].append(worker_.time(row[3]))
-    for worker_ in workers:
-        worker_.close()
+    # A graph step hands work to TensorFlow's thread pools; on a machine with idle cores
+    # each hand-off may wait for a core to wake up, and by how much depends on which
+    # worker ran before (TensorFlow's own MonitoredSession: 101 µs/step with a core busy,
+    # 167 idle). A process spinning on one core makes every row pay the same.
+    spinner = None if opts.idle else subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        workers = [Worker(case, tree) for _, case, tree, _ in rows]
+        samples = [[] for _ in rows]
+        for _ in range(opts.repeats):
+            for i, (worker_, row) in enumerate(zip(workers, rows)):
+                samples[i].append(worker_.time(row[3]))
+        for worker_ in workers:
+            worker_.close()
+    finally:
+        if spinner is not None:
+            spinner.kill()
     print(f"\nRunner cost per step: medians of {opts.repeats} alternating blocks, process CPU "
           f"time, one worker process per row\n")
     print(f"| {'workload: system':55} | {'µs/step':>8} | {'min':>8} | {'max':>8} |")

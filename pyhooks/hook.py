@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import sys
 from collections import namedtuple
+from collections.abc import Mapping
 
 __all__ = ["SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues"]
 
@@ -104,6 +105,12 @@ class SessionRunArgs(namedtuple("SessionRunArgs", ["fetches", "feed_dict", "opti
     __slots__ = ()
 
     def __new__(cls, fetches, feed_dict=None, options=None):
+        if feed_dict is not None and not isinstance(feed_dict, Mapping):
+            raise TypeError("`feed_dict` must be a dict {tensor: value} or None, got "
+                            f"{feed_dict!r} ({type(feed_dict).__name__}).")
+        if options is not None and not hasattr(options, "trace_level"):
+            raise TypeError("`options` must be a tf.compat.v1.RunOptions or None, got "
+                            f"{options!r} ({type(options).__name__}).")
         return tuple.__new__(cls, (fetches, feed_dict, options))
 
 

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +14,20 @@ def test_session_run_args_fields_and_defaults():
     args = pyhooks.SessionRunArgs("loss")
     assert args == ("loss", None, None)
     assert args._fields == ("fetches", "feed_dict", "options")
-    assert pyhooks.SessionRunArgs("a", {"x": 1}, "opts").options == "opts"
+    options = SimpleNamespace(trace_level=0)  # stands for a RunOptions (no TensorFlow here)
+    assert pyhooks.SessionRunArgs("a", {"x": 1}, options).options is options
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"feed_dict": [1, 2]}, r"`feed_dict` must be a dict \{tensor: value\} or None, got \[1, 2\] \(list\)"),
+    ({"feed_dict": "x:0"}, r"`feed_dict` must be a dict .*got 'x:0' \(str\)"),
+    ({"options": "FULL_TRACE"}, r"`options` must be a tf.compat.v1.RunOptions or None, got "
+                                r"'FULL_TRACE' \(str\)"),
+])
+def test_session_run_args_refuses_feeds_and_options_of_another_type(kwargs, message):
+    """Named when the hook builds its args, not by the session in the middle of a step."""
+    with pytest.raises(TypeError, match=message):
+        pyhooks.SessionRunArgs("loss", **kwargs)
 
 
 def test_session_run_values_fields():

@@ -117,6 +117,8 @@ ARGS = {
     "max_steps": "count", "saving_listeners": "obj", "name": "name", "checkpoint_path": "dir",
     "simplify": "flag", "predict_keys": "names", "as_dict": "flag", "tf_random_seed": "count0",
     "save_summary_steps": "count", "log_step_count_steps": "count", "keep_checkpoint_max": "count",
+    "save_checkpoints_steps": "count", "save_checkpoints_secs": "secs", "train_distribute": "obj",
+    "chief_only_hooks": "hooks",
 }
 # Values that are valid for one argument although bad for its kind.
 VALID = {
@@ -139,6 +141,7 @@ VALID = {
     "writer": {"fn"},                               # ProgressBarHook: a callable taking the text
     "StepCounterHook.output_dir": {"empty"}, "hook_step_counter.output_dir": {"empty"},  # none
     "save_summary_steps": {"NULL", "zero"}, "log_step_count_steps": {"NULL", "zero"},  # off
+    "save_checkpoints_steps": {"NULL"}, "save_checkpoints_secs": {"NULL"},  # at the end only
     "column_numeric.dtype": {"NULL"},               # the default, float32
     "features_r": {"one"}, "response_r": {"one"},   # R: a column position
     "hidden_units_r": {"list"}, "dnn_hidden_units_r": {"list"}, "boundaries_r": {"list"},  # R lists

@@ -514,6 +514,22 @@ def test_bad_estimator_arguments(make, error, words):
         assert word in str(raised.value)
 
 
+def test_arguments_that_fail_only_when_used_are_named_then():
+    """An activation function returning no tensor, a column's shape that does not match the
+    data, a checkpoint count TensorFlow cannot hold: errors naming the argument."""
+    from pyhooks.estimators import run_config
+
+    data = load_mtcars()
+    inp = input_fn(data, response="mpg", features=["drat"], batch_size=8)
+    model = dnn_regressor([2], [column_numeric("drat")], activation_fn=lambda x: 1)
+    with pytest.raises(TypeError, match="`activation_fn` must return a tensor"):
+        train(model, inp, steps=1)
+    with pytest.raises(ValueError, match="its `shape` must match the data"):
+        train(linear_regressor([column_numeric("drat", shape=3)]), inp, steps=1)
+    with pytest.raises(ValueError, match="`keep_checkpoint_max` must be at most 2147483647"):
+        run_config(keep_checkpoint_max=1e10)
+
+
 # --------------------------------------------------------------------------- quiet
 def test_no_tensorflow_noise_on_stdout_or_stderr(tmp_path):
     """A fresh process, TF_CPP_MIN_LOG_LEVEL unset: only the progress bar is printed."""

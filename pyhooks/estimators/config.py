@@ -51,6 +51,9 @@ class RunConfig:
                                                    integer=True, allow_zero=True)
         self.keep_checkpoint_max = check_positive("keep_checkpoint_max", keep_checkpoint_max,
                                                   integer=True, allow_none=False)
+        if self.keep_checkpoint_max > 2**31 - 1:  # TensorFlow's Saver keeps an int32
+            raise ValueError(f"`keep_checkpoint_max` must be at most 2147483647, got "
+                             f"{keep_checkpoint_max!r}.")
         self.save_checkpoints_steps = check_positive("save_checkpoints_steps",
                                                      save_checkpoints_steps, integer=True)
         self.save_checkpoints_secs = check_positive("save_checkpoints_secs",

@@ -849,8 +849,8 @@ class Estimator:
                     raise ValueError(
                         f"Feature column {column.name!r} reads {column.input_dimension(key)} "
                         f"value(s) per example from input column {key!r}, which holds "
-                        f"{per_example}" + (" (give column_numeric() its `shape`)."
-                                            if per_example > 1 else "."))
+                        f"{per_example}: its `shape` must match the data"
+                        + (" (give column_numeric() its `shape`)." if per_example > 1 else "."))
                 column.check_data(key, values)
             if kind in (STR, STR_OR_INT):
                 values = _Coded(*_coded(values))

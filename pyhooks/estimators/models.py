@@ -130,6 +130,7 @@ class DNNModel:
         elif not callable(activation_fn):
             raise TypeError(f"`activation_fn` must be a function or a name, got {activation_fn!r}.")
         self.activation_fn = activation_fn
+        self.activation_arg = "activation_fn"
         if dropout is not None:
             dropout = check_positive("dropout", dropout, integer=False, allow_zero=True)
             if dropout >= 1:
@@ -140,7 +141,14 @@ class DNNModel:
     def _activation(self, tf):
         fn = self.activation_fn
         if not isinstance(fn, str):
-            return fn
+            def checked(x):
+                out = fn(x)
+                if not hasattr(out, "shape") or not hasattr(out, "dtype"):
+                    raise TypeError(f"`{self.activation_arg}` must return a tensor (it is "
+                                    f"applied to each hidden layer), {fn!r} returned "
+                                    f"{out!r} ({type(out).__name__}).")
+                return out
+            return checked
         if fn == "linear":
             return lambda x: x
         return getattr(tf.nn, fn)
@@ -230,6 +238,8 @@ class DNNLinearCombinedModel:
         with _renamed(dnn_names):
             self.dnn = (DNNModel(dnn_hidden_units, dnn, dnn_activation_fn, dnn_dropout)
                         if dnn else None)
+            if self.dnn is not None:
+                self.dnn.activation_arg = "dnn_activation_fn"  # as its errors name it
             self.dnn_optimizer = check_optimizer(dnn_optimizer)
         self.columns = (self.linear.columns if self.linear else []) + (
             self.dnn.columns if self.dnn else [])

@@ -274,6 +274,12 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
+  if (!is.null(options) && !inherits(options, "python.builtin.object")) {
+    cli::cli_abort(
+      "{.arg options} must be a {.code RunOptions} (from Python) or {.code NULL}, not {.obj_type_friendly {options}}.",
+      class = "pyhooks_error_argument"
+    )
+  }
   args <- py_construct_unchecked("SessionRunArgs", list(
     fetches = fetches,
     feed_dict = as_py_list(feed_dict),

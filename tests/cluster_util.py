@@ -102,6 +102,17 @@ class Cluster:
                 process.wait()
             log.close()
 
+    def kill_when_hanging(self, key, timeout):
+        """Kills task ``key`` once it says it hangs (its ``hanging_<id>`` file, written by a
+        ``hang_at`` scenario); then waits for the others, as :meth:`wait`."""
+        deadline = time.monotonic() + 90
+        while not os.path.exists(os.path.join(self.dir, f"hanging_{key[1]}")):
+            assert time.monotonic() < deadline, self.log(key)
+            time.sleep(0.2)
+        self.kill(key)
+        del self.processes[key]
+        return self.wait(timeout=timeout)
+
     def __enter__(self):
         return self
 

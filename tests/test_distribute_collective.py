@@ -1,7 +1,6 @@
 """MultiWorkerMirroredStrategy with pyhooks' eager backend: 2 worker processes on localhost."""
 
 import glob
-import time
 
 import pytest
 
@@ -60,13 +59,8 @@ def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(
 def test_a_killed_worker_fails_the_other_with_an_error_naming_it(tmp_path):
     with Cluster(tmp_path, "mwms_eager", cluster_spec(worker=2), hang_at=[1, 5],
                  last_step=100000).start_all() as cluster:
-        deadline = time.monotonic() + 90
-        while not (tmp_path / "hanging_1").exists():
-            assert time.monotonic() < deadline, cluster.log(("worker", 1))
-            time.sleep(0.2)
-        cluster.kill(("worker", 1))
-        del cluster.processes["worker", 1]
-        (code, report, log), = cluster.wait(timeout=120).values()  # never a spin
+        # never a spin
+        (code, report, log), = cluster.kill_when_hanging(("worker", 1), timeout=120).values()
     assert code == 3 and report["error"] == "UnavailableError", log
     assert report["steps"] == 5
     assert "/job:worker/replica:0/task:1" in report["message"]

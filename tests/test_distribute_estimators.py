@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -238,13 +237,8 @@ def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(
 def test_a_killed_worker_fails_the_other_with_an_error_naming_it(tmp_path):
     with Cluster(tmp_path, "mwms_estimator", cluster_spec(worker=2),
                  hang_at=[1, 3]).start_all() as cluster:
-        deadline = time.monotonic() + 90
-        while not (tmp_path / "hanging_1").exists():
-            assert time.monotonic() < deadline, cluster.log(("worker", 1))
-            time.sleep(0.2)
-        cluster.kill(("worker", 1))
-        del cluster.processes["worker", 1]
-        (code, report, log), = cluster.wait(timeout=120).values()  # never a spin
+        # never a spin
+        (code, report, log), = cluster.kill_when_hanging(("worker", 1), timeout=120).values()
     assert code == 3 and report["error"] == "UnavailableError", log
     assert report["last_step"] == 3
     assert "/job:worker/replica:0/task:1" in report["message"]
@@ -257,13 +251,7 @@ def test_a_worker_killed_during_the_step_fails_the_other_after_the_collective_ti
     # peer's health, the strategy's CommunicationOptions(timeout_seconds=) bounds the wait
     with Cluster(tmp_path, "mwms_estimator", cluster_spec(worker=2), hang_at=[1, -3],
                  collective_timeout=15).start_all() as cluster:
-        deadline = time.monotonic() + 90
-        while not (tmp_path / "hanging_1").exists():
-            assert time.monotonic() < deadline, cluster.log(("worker", 1))
-            time.sleep(0.2)
-        cluster.kill(("worker", 1))
-        del cluster.processes["worker", 1]
-        (code, report, log), = cluster.wait(timeout=120).values()
+        (code, report, log), = cluster.kill_when_hanging(("worker", 1), timeout=120).values()
     assert code == 3 and report["error"] == "DeadlineExceededError", log
     assert report["last_step"] == 2
     assert "Collective has timed out during execution" in report["message"]

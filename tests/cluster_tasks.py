@@ -20,6 +20,22 @@ import tensorflow as tf  # noqa: E402
 import pyhooks  # noqa: E402
 
 
+def linear_replica(strategy, learning_rate, extra=lambda x: {}):
+    """A replica function fitting y = w x by SGD under ``strategy`` (``w`` made in its scope):
+    it returns the loss, the per-example losses and ``extra(x)``'s outputs."""
+    with strategy.scope():
+        weight = tf.Variable([[0.0]])
+        optimizer = tf.keras.optimizers.SGD(learning_rate)
+
+    def replica(x, y):
+        with tf.GradientTape() as tape:
+            losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
+            loss = tf.reduce_mean(losses)
+        optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
+        return {"loss": loss, "losses": losses, **extra(x)}
+    return replica
+
+
 def _report(config, task_type, task_id, **values):
     path = os.path.join(config["dir"], f"{task_type}_{task_id}.json")
     with open(path + ".tmp", "w", encoding="utf-8") as stream:
@@ -118,19 +134,11 @@ def mwms_eager(config, task_type, task_id):
         return data.take(16 - 4 * context.input_pipeline_id) if config.get("finite") else (
             data.repeat())
 
-    with strategy.scope():
-        weight = tf.Variable([[0.0]])
-        optimizer = tf.keras.optimizers.SGD(0.01)
+    replica = linear_replica(strategy, 0.01)
     iterator = iter(strategy.distribute_datasets_from_function(dataset))
 
     @tf.function
     def train_step():
-        def replica(x, y):
-            with tf.GradientTape() as tape:
-                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
-                loss = tf.reduce_mean(losses)
-            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
-            return {"loss": loss, "losses": losses}
         return strategy.run(replica, args=next(iterator))
 
     out = config["dir"]
@@ -186,9 +194,8 @@ def pss_eager(config, task_type, task_id):
     strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
     coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
     with strategy.scope():
-        weight = tf.Variable([[0.0]])
         executed = tf.Variable(0, dtype=tf.int64)
-        optimizer = tf.keras.optimizers.SGD(0.01)
+    replica = linear_replica(strategy, 0.01, lambda x: {"executed": executed.assign_add(1)})
 
     def dataset():
         x = np.ones((64, 1), np.float32)
@@ -197,12 +204,6 @@ def pss_eager(config, task_type, task_id):
 
     @tf.function
     def train_step(iterator):
-        def replica(x, y):
-            with tf.GradientTape() as tape:
-                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
-                loss = tf.reduce_mean(losses)
-            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
-            return {"loss": loss, "losses": losses, "executed": executed.assign_add(1)}
         return strategy.run(replica, args=next(iterator))
 
     history = pyhooks.HistorySaverHook(every_n_step=1)
@@ -233,21 +234,15 @@ def mirrored(config, task_type, task_id):
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     x = np.arange(16, dtype=np.float32).reshape(16, 1)
-    with strategy.scope():
-        weight = tf.Variable([[0.0]])
-        optimizer = tf.keras.optimizers.SGD(0.001)
+    def extra(x):  # an output whose shape differs between replicas, and the batch itself
+        odd = tf.zeros([2, tf.distribute.get_replica_context().replica_id_in_sync_group + 1])
+        return {"odd": odd, "x": x[:, 0]}
+    replica = linear_replica(strategy, 0.001, extra)
     iterator = iter(strategy.experimental_distribute_dataset(
         tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(8).repeat()))
 
     @tf.function
     def train_step():
-        def replica(x, y):
-            with tf.GradientTape() as tape:
-                losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
-                loss = tf.reduce_mean(losses)
-            optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
-            odd = tf.zeros([2, tf.distribute.get_replica_context().replica_id_in_sync_group + 1])
-            return {"loss": loss, "losses": losses, "odd": odd, "x": x[:, 0]}
         return strategy.run(replica, args=next(iterator))
 
     history = pyhooks.HistorySaverHook(every_n_step=1)

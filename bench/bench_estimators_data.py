@@ -8,6 +8,15 @@ Workloads (the same synthetic data in every system, made from fixed seeds):
 
 * (a) a DNN classifier, hidden units [64, 32], Adagrad 0.05, on 100,000 rows x
   20 numeric columns, batch 256;
+* (a custom) the same network as a custom estimator: one ``model_fn`` (see
+  ``custom_model_fn``: ``input_layer``, ``dense`` x 3, sigmoid cross-entropy,
+  Adagrad 0.05) for pyhooks' ``estimator()`` and ``tf.estimator.Estimator``;
+  Keras and the floor train the same layers as (a);
+* (a wide & deep) ``dnn_linear_combined_classifier`` / ``DNNLinearCombined
+  Classifier`` with the 20 columns on both sides (FTRL and Adagrad, the
+  defaults); the floor adds a linear part trained by FTRL (one backward pass
+  for both optimizers), Keras adds a ``Dense(1)`` of the inputs to the logit
+  (one optimizer, Adagrad, for both);
 * (b) 1,000,000 rows: two numeric columns, ``user`` (50,000 distinct strings,
   hashed into 1,000 buckets) and ``color`` (a vocabulary list of 8 strings);
   (b lin) a linear classifier (Ftrl) on all four, (b dnn) a DNN classifier
@@ -96,11 +105,39 @@ def data_b():
             "label": (score + rng.normal(size=B_ROWS) > 0).astype(np.int64)}
 
 
+def data_key(workload):
+    """Which data set a workload trains on: "a" for (a) and its custom and wide & deep models."""
+    return "a" if workload.startswith("a") else "b"
+
+
 def columns_a():
     x, y = data_a()
     columns = {f"x{i}": x[:, i] for i in range(A_COLS)}
     columns["label"] = y
     return columns
+
+
+def custom_model_fn(tf, dense, input_layer, estimator_spec):
+    """(a)'s model as a tfestimators user writes a custom estimator's ``model_fn``.
+
+    The same function for pyhooks' ``estimator()`` and ``tf.estimator.Estimator``;
+    only where ``dense``, ``input_layer`` and ``estimator_spec`` come from differs.
+    """
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        net = input_layer(features, params["columns"])
+        net = dense(net, 64, activation=tf.nn.relu)
+        net = dense(net, 32, activation=tf.nn.relu)
+        logits = tf.reshape(dense(net, 1), [-1])
+        predictions = {"probabilities": tf.sigmoid(logits)}
+        if mode == "infer":
+            return estimator_spec(mode, predictions=predictions)
+        loss = v1.losses.sigmoid_cross_entropy(labels, logits)
+        train_op = v1.train.AdagradOptimizer(LR_DNN).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return estimator_spec(mode, predictions=predictions, loss=loss, train_op=train_op)
+    return model_fn
 
 
 class Clock:
@@ -131,7 +168,7 @@ def side_pyhooks(preloaded=None):
 
     import pyhooks
     from pyhooks import estimators as E
-    from pyhooks.estimators import _quiet
+    from pyhooks.estimators import _quiet, layers
 
     tf = _quiet.import_tensorflow()
     models, inputs, cache = {}, {}, dict(preloaded or {})
@@ -148,9 +185,15 @@ def side_pyhooks(preloaded=None):
 
     def model_for(workload):
         if workload not in models:
+            fcs = E.feature_columns(*[E.column_numeric(f"x{i}") for i in range(A_COLS)])
             if workload == "a":
-                fcs = E.feature_columns(*[E.column_numeric(f"x{i}") for i in range(A_COLS)])
                 models[workload] = E.dnn_classifier([64, 32], fcs)
+            elif workload == "a_custom":
+                models[workload] = E.estimator(
+                    custom_model_fn(tf, layers.dense, E.input_layer, E.estimator_spec),
+                    params={"columns": fcs})
+            elif workload == "a_wide_deep":
+                models[workload] = E.dnn_linear_combined_classifier(fcs, fcs, [64, 32])
             elif workload == "b_lin":
                 models[workload] = E.linear_classifier(E.feature_columns(
                     E.column_numeric("x1"), E.column_numeric("x2"),
@@ -165,7 +208,7 @@ def side_pyhooks(preloaded=None):
         return models[workload]
 
     def data(workload):
-        key = "a" if workload == "a" else "b"
+        key = data_key(workload)
         if key not in cache:
             cache[key] = columns_a() if key == "a" else data_b()
         return cache[key]
@@ -200,7 +243,7 @@ def side_pyhooks(preloaded=None):
             assert len(out["class_ids"]) == A_ROWS
         return A_ROWS / (time.perf_counter() - start)
 
-    del np, tf
+    del np
     return train, evaluate
 
 
@@ -223,7 +266,7 @@ def side_tf_estimator(preloaded=None):
             self.clock.tick()
 
     def data(workload):
-        key = "a" if workload == "a" else "b"
+        key = data_key(workload)
         if key not in cache:
             cache[key] = columns_a() if key == "a" else data_b()
         return cache[key]
@@ -232,10 +275,20 @@ def side_tf_estimator(preloaded=None):
         if workload not in models:
             model_dir = tempfile.mkdtemp(prefix="bench_tfest_")
             config = tf.estimator.RunConfig(log_step_count_steps=100)
+            cols = [fc.numeric_column(f"x{i}") for i in range(A_COLS)]
             if workload == "a":
-                cols = [fc.numeric_column(f"x{i}") for i in range(A_COLS)]
                 models[workload] = tf.estimator.DNNClassifier(  # default: Adagrad 0.05
                     [64, 32], cols, model_dir=model_dir, config=config)
+            elif workload == "a_custom":
+                models[workload] = tf.estimator.Estimator(
+                    custom_model_fn(tf, tf.compat.v1.layers.dense,
+                                    tf.compat.v1.feature_column.input_layer,
+                                    tf.estimator.EstimatorSpec),
+                    model_dir=model_dir, config=config, params={"columns": cols})
+            elif workload == "a_wide_deep":
+                models[workload] = tf.estimator.DNNLinearCombinedClassifier(
+                    model_dir=model_dir, linear_feature_columns=cols, dnn_feature_columns=cols,
+                    dnn_hidden_units=[64, 32], config=config)
             else:
                 user = fc.categorical_column_with_hash_bucket("user", 1000)
                 color = fc.categorical_column_with_vocabulary_list("color", COLORS)
@@ -309,9 +362,12 @@ def side_keras(preloaded=None):
     def model_for(workload):
         if workload in models:
             return models[workload]
-        if workload == "a":
+        if data_key(workload) == "a":  # a_custom: the same layers; a_wide_deep: plus a linear part
             inputs = keras.Input((A_COLS,))
-            model = keras.Model(inputs, dense_stack(inputs))
+            logit = dense_stack(inputs)
+            if workload == "a_wide_deep":
+                logit = keras.layers.Add()([keras.layers.Dense(1)(inputs), logit])
+            model = keras.Model(inputs, logit)
             optimizer = keras.optimizers.Adagrad(LR_DNN)
         else:
             numeric = keras.Input((2,), name="numeric")
@@ -339,7 +395,7 @@ def side_keras(preloaded=None):
         key = (workload, batch, buffer)
         if key in cache:
             return cache[key]
-        if workload == "a":
+        if data_key(workload) == "a":
             x, y = data_a()
             pieces, n, prepare = (x, y), len(y), None
         else:
@@ -414,7 +470,7 @@ def side_floor(batched=False, preloaded=None):
             return runs[key]
         graph = tf.Graph()
         with graph.as_default():
-            if workload == "a":
+            if data_key(workload) == "a":
                 x, y = data_a()
                 pieces = (x, y) if mode != "predict" else x
             else:
@@ -423,7 +479,7 @@ def side_floor(batched=False, preloaded=None):
                 b = cache["b"]
                 pieces = ({"x1": b["x1"].astype(np.float32), "x2": b["x2"].astype(np.float32),
                            "user": b["user"], "color": b["color"]}, b["label"])
-            n = A_ROWS if workload == "a" else B_ROWS
+            n = A_ROWS if data_key(workload) == "a" else B_ROWS
             arrays = tf.nest.flatten(pieces)
             holders = [v1.placeholder(tf.as_dtype(a.dtype) if a.dtype.kind != "U" else tf.string,
                                       a.shape) for a in arrays]
@@ -445,8 +501,12 @@ def side_floor(batched=False, preloaded=None):
             iterator = v1.data.make_initializable_iterator(data)
             batch_tensors = iterator.get_next()
             features, labels = batch_tensors if mode != "predict" else (batch_tensors, None)
-            if workload == "a":
+            if data_key(workload) == "a":
                 logits = dense_stack(features)
+                if workload == "a_wide_deep":  # a linear part trained by FTRL, as the estimators
+                    weights = v1.get_variable("wide", [A_COLS, 1], initializer=v1.zeros_initializer())
+                    bias = v1.get_variable("wide_bias", [1], initializer=v1.zeros_initializer())
+                    logits += (tf.matmul(features, weights) + bias)[:, 0]
             else:
                 numeric, user, color = b_features(features)
                 if workload == "b_lin":
@@ -467,7 +527,14 @@ def side_floor(batched=False, preloaded=None):
             else:
                 loss = tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(
                     labels=tf.cast(labels, tf.float32), logits=logits))
-                if mode == "train":
+                if mode == "train" and workload == "a_wide_deep":  # one backward pass, two updates
+                    wide = [v for v in v1.trainable_variables() if v.name.startswith("wide")]
+                    deep = [v for v in v1.trainable_variables() if not v.name.startswith("wide")]
+                    grads = tf.gradients(loss, wide + deep)
+                    op = tf.group(
+                        v1.train.FtrlOptimizer(0.2).apply_gradients(zip(grads[:2], wide)),
+                        v1.train.AdagradOptimizer(LR_DNN).apply_gradients(zip(grads[2:], deep)))
+                elif mode == "train":
                     optimizer = (v1.train.FtrlOptimizer(0.2) if workload == "b_lin"
                                  else v1.train.AdagradOptimizer(LR_DNN))
                     op = optimizer.minimize(loss)
@@ -745,6 +812,8 @@ def main(argv):
     columns = [name for name in SYSTEMS if name in sides]
     workloads = [("a", "(a) DNN 100k x 20, buffer all rows", 256, None),
                  ("a", "(a) DNN 100k x 20, buffer 1,000", 256, 1000),
+                 ("a_custom", "(a) custom estimator(model_fn)", 256, None),
+                 ("a_wide_deep", "(a) wide & deep", 256, None),
                  ("b_lin", "(b) linear, 1M rows, categorical", 256, None),
                  ("b_dnn", "(b) DNN + embedding, 1M rows", 256, None)]
     rows = {}
@@ -756,7 +825,7 @@ def main(argv):
             # first call: graphs, data, compilation (not for the slow side: it builds all
             # of these again at every call, before the steps whose time is measured)
             alternate(sides, command, 1, {}, {SLOW: 0})
-            times = repeats if workload == "a" else max(2, repeats - 2)
+            times = repeats if data_key(workload) == "a" else max(2, repeats - 2)
             caps = {SLOW: min(times, SLOW_ROUNDS)}
             alternate(sides, command, times, rows.setdefault(label, {}), caps)
             table(f"{label}: training examples/s (batch 256; medians of {times} alternating "

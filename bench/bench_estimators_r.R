@@ -1,10 +1,15 @@
 # Estimators from R on real-sized data: input_fn(data.frame) beside Python's input_fn(dict).
 #
-#   Rscript bench/bench_estimators_r.R        (BENCH_REPEATS=5, BENCH_STEPS=50,400 by default)
+#   Rscript bench/bench_estimators_r.R        (BENCH_REPEATS=7, BENCH_STEPS=50,400 by default;
+#                                              BENCH_ONLY=a,a_custom: some workloads only)
 #
 # The workloads of bench/bench_estimators_data.py, in one R process (one
 # TensorFlow), R and Python taking turns:
 #   (a)      dnn_classifier([64, 32]) on 100,000 rows x 20 numeric columns, batch 256
+#   (a custom) the same network as a custom estimator: estimator(model_fn) with the
+#            model_fn written in R (tf$layers, tf$losses, tf$train) beside the same
+#            model_fn in Python (bench_estimators_data.py's custom_model_fn)
+#   (a wide & deep) dnn_linear_combined_classifier() with the 20 columns on both sides
 #   (b lin)  linear_classifier on 1,000,000 rows: x1, x2, user (a character column,
 #            hashed into 1,000 buckets), color (a factor, vocabulary list of 8)
 # For each: the time input_fn() takes to turn the data into an input (R: a
@@ -30,6 +35,7 @@ sys.path.insert(0, %s)
 import pyhooks
 import bench_estimators_data as B
 from pyhooks import estimators as E
+from pyhooks.estimators import layers
 
 WARMUP, STEPS = %d, %d
 
@@ -51,6 +57,11 @@ class Timer(pyhooks.SessionRunHook):
 
 data = {'a': B.columns_a(), 'b_lin': B.data_b()}
 
+def python_custom(columns):
+    model_fn = B.custom_model_fn(E._quiet.import_tensorflow(), layers.dense, E.input_layer,
+                                 E.estimator_spec)
+    return E.estimator(model_fn, params={'columns': columns})
+
 def column_names(workload):
     return list(data[workload])
 
@@ -65,7 +76,7 @@ def column_bytes(workload, name):
     return 'character', bytearray((codes + 1).astype('<i4').tobytes()), levels.tolist()
 
 def python_input(workload):
-    columns = data[workload]
+    columns = data[B.data_key(workload)]
     start = time.perf_counter()
     inp = E.input_fn(columns, [k for k in columns if k != 'label'], 'label', batch_size=256,
                      shuffle=True, num_epochs=None)
@@ -88,6 +99,7 @@ column_to_r <- function(workload, name) {
                     size = if (sent[[1]] == "double") 8L else 4L, endian = "little")
   if (sent[[1]] == "character") unlist(sent[[3]])[values] else values
 }
+data_set <- c(a = "a", a_custom = "a", a_wide_deep = "a", b_lin = "b_lin")
 r_data <- lapply(c(a = "a", b_lin = "b_lin"), function(workload) {
   names <- unlist(py$column_names(workload))
   df <- as.data.frame(lapply(setNames(names, names), function(name) column_to_r(workload, name)),
@@ -96,17 +108,41 @@ r_data <- lapply(c(a = "a", b_lin = "b_lin"), function(workload) {
   df
 })
 
+columns_a <- function() do.call(feature_columns, lapply(paste0("x", 0:19), column_numeric))
+
+# (a)'s network as an R user writes a custom estimator (custom_model_fn's twin)
+r_model_fn <- function(features, labels, mode, params) {
+  net <- input_layer(features, params$columns)
+  net <- tf$layers$dense(net, 64L, activation = tf$nn$relu)
+  net <- tf$layers$dense(net, 32L, activation = tf$nn$relu)
+  logits <- tf$reshape(tf$layers$dense(net, 1L), list(-1L))
+  predictions <- list(probabilities = tf$sigmoid(logits))
+  if (mode == mode_keys()$PREDICT) {
+    return(estimator_spec(mode, predictions = predictions))
+  }
+  loss <- tf$losses$sigmoid_cross_entropy(labels, logits)
+  train_op <- tf$train$AdagradOptimizer(0.05)$minimize(
+    loss, global_step = tf$train$get_global_step())
+  estimator_spec(mode, predictions = predictions, loss = loss, train_op = train_op)
+}
+
+# one model per side; only the custom estimator's model_fn differs between R and Python
 models <- list(
-  a = function() dnn_classifier(c(64L, 32L), do.call(feature_columns, lapply(
-    paste0("x", 0:19), column_numeric))),
-  b_lin = function() linear_classifier(feature_columns(
+  a = function(side) dnn_classifier(c(64L, 32L), columns_a()),
+  a_custom = function(side) {
+    if (side == "r") estimator(r_model_fn, params = list(columns = columns_a()))
+    else py$python_custom(columns_a())
+  },
+  a_wide_deep = function(side) dnn_linear_combined_classifier(columns_a(), columns_a(),
+                                                              c(64L, 32L)),
+  b_lin = function(side) linear_classifier(feature_columns(
     column_numeric("x1"), column_numeric("x2"),
     column_categorical_with_hash_bucket("user", hash_bucket_size = 1000L),
     column_categorical_with_vocabulary_list("color", vocabulary_list = unlist(py$B$COLORS))))
 )
 
 r_input <- function(workload) {
-  df <- r_data[[workload]]
+  df <- r_data[[data_set[[workload]]]]
   time <- system.time(
     inp <- input_fn(df, features = setdiff(names(df), "label"), response = "label",
                     batch_size = 256L, shuffle = TRUE, num_epochs = NULL)
@@ -122,9 +158,10 @@ r_train <- function(model, inp) {
 }
 
 results <- list()
-for (workload in names(models)) {
-  model_r <- models[[workload]]()
-  model_py <- models[[workload]]()
+only <- strsplit(Sys.getenv("BENCH_ONLY", paste(names(models), collapse = ",")), ",")[[1]]
+for (workload in intersect(names(models), only)) {
+  model_r <- models[[workload]]("r")
+  model_py <- models[[workload]]("py")
   inp_r <- r_input(workload)$input
   inp_py <- py$python_input(workload)[[1]]
   r_train(model_r, inp_r) # first calls: graphs
@@ -158,7 +195,8 @@ cat(sprintf(paste0("\nFrom R: input_fn(data.frame) beside Python's input_fn(dict
 line <- sprintf("%-30s%16s%16s%10s%18s%18s%10s%14s%10s%10s", "", "input_fn() R", "Python",
                 "R/Py", "train ex/s R", "Python", "R/Py", "CPU us/step R", "Python", "R/Py")
 cat(line, "\n", strrep("-", nchar(line)), "\n", sep = "")
-labels <- c(a = "(a) DNN, 100k x 20 numeric", b_lin = "(b) linear, 1M rows, 4 columns")
+labels <- c(a = "(a) DNN, 100k x 20 numeric", a_custom = "(a) custom estimator(model_fn)",
+            a_wide_deep = "(a) wide & deep", b_lin = "(b) linear, 1M rows, 4 columns")
 for (workload in names(results)) {
   r <- results[[workload]]
   cat(sprintf("%-30s%14.1f ms%13.1f ms%10.2f%18s%18s%10.2f%14.0f%10.0f%10.2f\n",

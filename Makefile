@@ -23,9 +23,9 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # R CMD check needs a UTF-8 locale (the package is UTF-8); a bare CI shell may set none.
 export LANG ?= C.UTF-8
 
-.PHONY: setup install demo test test-python test-r test-vignettes test-readme docs bench clean
+.PHONY: setup site-library install demo test test-python test-r test-vignettes test-readme docs bench clean
 
-setup: $(VENV)/.python-ok $(VENV)/.r-package-ok $(VENV)/.r-site-ok
+setup: $(VENV)/.python-ok $(VENV)/.r-package-ok site-library
 
 $(VENV)/.apt-ok:
 	@if ! command -v Rscript >/dev/null || ! command -v pandoc >/dev/null || \
@@ -68,10 +68,16 @@ $(VENV)/.r-package-ok: $(R_TARBALL)
 	$(call install_r,$(R_LIB))
 	@touch $@
 
-# For users: R's site library, where every R session on the machine looks.
+# For users: R's site library, where every R session on the machine looks. Installed again when
+# the package changed, and when the site library no longer holds this checkout's copy (another
+# checkout's `make install` since, or removed).
 $(VENV)/.r-site-ok: $(R_TARBALL)
 	@$(MAKE) --no-print-directory install
 	@touch $@
+
+site-library: $(VENV)/.r-site-ok
+	@grep -qxF "Source: $(CURDIR)" "$(R_SITE_LIB)/pyhooks/setup.dcf" 2>/dev/null || \
+	  $(MAKE) --no-print-directory install
 
 install: $(R_TARBALL)
 	@[ -n "$(R_SITE_LIB)" ] || { echo "no R library to install into: give R_SITE_LIB=<dir>"; exit 1; }

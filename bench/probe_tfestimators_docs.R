@@ -72,6 +72,14 @@ CHANGES <- list(
        what = "the data kept as R matrices (no np$asmatrix()/np$asarray()): Debian's reticulate 1.28 cannot hand R arrays to NumPy 2",
        pattern = "np\\$as(matrix|array)\\(([^,()]+), dtype = np\\$(float|int)32\\)",
        replacement = "\\2"),
+  list(group = "examples/iris_custom_decay_dnn",
+       what = "tf$contrib$layers (gone with TensorFlow 2) -> tf$layers$dense() and tf$layers$dropout(), as pyhooks' error says",
+       pattern = "tf\\$contrib\\$layers\\$stack\\((?:.|\\n)*?fully_connected\\(3L, activation_fn = NULL\\)",
+       replacement = paste(
+         "tf$layers$dense(10L, activation = tf$nn$relu) %>% tf$layers$dropout(0.1, training = mode == \"train\") %>%",
+         "tf$layers$dense(20L, activation = tf$nn$relu) %>% tf$layers$dropout(0.1, training = mode == \"train\") %>%",
+         "tf$layers$dense(10L, activation = tf$nn$relu) %>% tf$layers$dropout(0.1, training = mode == \"train\") %>%",
+         "tf$layers$dense(3L)", sep = "\n")),
   list(group = "tensorflow_layers", what = "tf$estimator$inputs$numpy_input_fn() (gone with tf.estimator) in a function -> numpy_input_fn(), as the article's example script writes it",
        pattern = "function\\(features_as_named_list\\)\\s*\\{\\s*tf\\$estimator\\$inputs\\$numpy_input_fn\\(((?:.|\\n)*?)\\)\\s*\\}",
        replacement = "numpy_input_fn(\\1)")
@@ -146,6 +154,10 @@ child_helpers <- function() {
       stop("the probe has no local stand-in for ", file))
   }
   .probe_digits <- function(n) {
+    # the same n gives the same digits: a split's images and labels files agree
+    old_seed <- .Random.seed
+    on.exit(assign(".Random.seed", old_seed, envir = globalenv()))
+    set.seed(n)
     labels <- sample(0:9, n, replace = TRUE)
     # each digit lights its own band of rows of the 28 x 28 image, plus noise
     pixels <- matrix(runif(n * 784) * 0.3, n, 784)
@@ -427,10 +439,12 @@ main <- function(args) {
         detail <- ""
       } else if (!is.null(s) && s$status == "ok" && length(applied_so_far)) {
         category <- if (all(startsWith(applied_so_far, "data:"))) "data substituted" else "changed"
-        detail <- paste(sub("^[a-z]+: ", "", applied_so_far), collapse = "; ")
+        detail <- if (length(s$applied)) paste(sub("^[a-z]+: ", "", s$applied), collapse = "; ")
+                  else "runs once the chunks before it run (their changes above)"
       } else if (!is.na(whole <- part_of(i, chunks, ran))) {
         category <- "fragment"
-        detail <- sprintf("not runnable alone (nor under tfestimators): every line is part of #%d", whole)
+        detail <- sprintf("not runnable alone (nor under tfestimators): every line is part of #%d (%s)",
+                          whole, if (written[[whole]]$status == "ok") "as written" else "after the changes")
       } else {
         category <- "cannot run"
         message <- if (!is.null(s)) s$message else w$message

@@ -12,8 +12,9 @@
 #   Rscript bench/probe_tfestimators_docs.R /work/.mirror/rstudio+tfestimators/repo
 #
 # Not part of `make test` or `make bench`: it needs a copy of github.com/rstudio/tfestimators
-# (a checkout, or the bare git directory the project's `fetch` tool makes), which CI does not
-# have. Nothing of tfestimators is stored here: the snippets are read from that copy at run time.
+# (a checkout, or a bare git directory of it), which CI does not have. Nothing of tfestimators
+# is stored here: the snippets are read from that copy at run time. The Iris script needs
+# modelr (Debian: r-cran-modelr).
 #
 # What counts as a snippet:
 # - each R chunk of vignettes/*.Rmd: ```{r ...} chunks, except knitr's setup chunk (label

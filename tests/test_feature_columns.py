@@ -31,6 +31,15 @@ def test_feature_columns_groups_and_flattens():
     assert column_crossed(["x", column_categorical_with_identity("y", 2)], 10).name == "x_X_y"
 
 
+def test_numeric_shape_from_a_tensorshape():
+    import tensorflow as tf
+
+    assert column_numeric("x", shape=tf.TensorShape([784])).shape == (784,)
+    assert column_numeric("x", shape=tf.TensorShape([28, 28])).dimension == 784
+    with pytest.raises(ValueError, match="shape"):
+        column_numeric("x", shape=tf.TensorShape([None, 784]))
+
+
 def test_raw_inputs():
     assert column_numeric("a").raw_inputs() == [("a", FLOAT)]
     assert column_categorical_with_vocabulary_list("s", ["x", "y"]).raw_inputs() == [("s", STR)]

@@ -100,6 +100,8 @@ class NumericColumn(FeatureColumn):
 
     def __init__(self, key, shape=(1,), default_value=None, dtype="float32", normalizer_fn=None):
         self.key = self.name = _check_key("key", key)
+        if hasattr(shape, "as_list"):  # a tf.TensorShape (R: shape(784L))
+            shape = list(shape)
         dims = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
         if not dims:
             raise ValueError(f"`shape` must be one or more positive whole numbers, got {shape!r}.")

@@ -95,7 +95,8 @@ with_columns <- function(columns, expr) {
 #' @param ... One or more column names of the input data.
 #' @param shape The number of values per example: 1, or e.g. `784` (or
 #'   `c(28, 28)`) for an input column that is a matrix with a row of 784
-#'   numbers per example.
+#'   numbers per example. [shape()]`(784L)`, as tfestimators' code wrote it,
+#'   works too.
 #' @param default_value Accepted for compatibility; missing values are an
 #'   error.
 #' @param dtype A numeric type name, e.g. `"float32"`.

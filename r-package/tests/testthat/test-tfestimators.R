@@ -295,3 +295,24 @@ test_that("a custom input function (returning tensors) is refused with what to u
   expect_error(train(model, mtcars_input_fn(mtcars), steps = 1),
                "give their data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
 })
+
+test_that("shape() and import() as the tensorflow package gave them to tfestimators' scripts", {
+  skip_if_no_pyhooks()
+  expect_identical(reticulate::py_str(shape(784L)), "(784,)")
+  expect_identical(reticulate::py_str(shape(NULL, 28, 28)), "(None, 28, 28)")
+  expect_error(shape(2.5), "whole number >= 0 or `NULL`.*dimension 1", class = "pyhooks_error_argument")
+  expect_error(shape(3, "a"), "dimension 2", class = "pyhooks_error_argument")
+  # import() is reticulate's: numpy arrays kept as Python objects, fed to numpy_input_fn()
+  np <- import("numpy", convert = FALSE)
+  expect_true(inherits(np, "python.builtin.module"))
+  # a column of 16 values per example, its shape written with shape(); images as rows
+  set.seed(3)
+  pixels <- matrix(runif(40 * 16), 40, 16)
+  data <- list(x = pixels, y = as.integer(rowSums(pixels[, 1:8]) > rowSums(pixels[, 9:16])))
+  classifier <- linear_classifier(
+    feature_columns = feature_columns(column_numeric("x", shape = shape(16L))), n_classes = 2L)
+  quiet_train(classifier, input_fn(data, response = "y", features = "x", batch_size = 8), steps = 2)
+  weights <- variable_value(classifier, "linear/linear_model/x/weights")
+  expect_identical(dim(weights), c(16L, 1L))
+  expect_error(column_numeric("x", shape = shape(NULL, 16L)), "shape")
+})

@@ -91,8 +91,6 @@ REASONS <- list(
        reason = "tfdatasets (its datasets API) is not in Debian and not in pyhooks"),
   list(pattern = "contrib",
        reason = "tf$contrib is gone from TensorFlow 2 (no replacement in tf.compat.v1)"),
-  list(pattern = "classifier_parse_example_spec|regressor_parse_example_spec",
-       reason = "pyhooks has no parsing-spec utilities (tf.Example input)"),
   list(pattern = "no function to return from",
        reason = "a fragment of a model_fn: `return()` outside a function (fails in tfestimators too)"),
   list(pattern = "object '(features|labels|mode|params|tensor_of_predictions|age|logits|dropout|dense|pool[12](_flat)?|conv[12]|input_layer|second_hidden_layer|hidden_layer|predictions|predicted_classes|loss|onehot_labels)' not found",

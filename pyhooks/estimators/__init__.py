@@ -37,6 +37,11 @@ from pyhooks.estimators.feature_columns import (
 )
 from pyhooks.estimators.inputs import input_fn
 from pyhooks.estimators.numpy_input import numpy_input_fn
+from pyhooks.estimators.parsing import (
+    classifier_parse_example_spec,
+    parse_example_spec,
+    regressor_parse_example_spec,
+)
 
 # The module ``estimator`` is imported now: the function of that name defined
 # below stays the package's attribute (a first import would replace it).
@@ -50,6 +55,9 @@ _CUSTOM = {"CustomEstimator", "EstimatorSpec", "ModeKeys", "RunConfig", "estimat
 _TRAINING = {"EvalSpec", "TrainSpec", "eval_spec", "train_and_evaluate", "train_spec"}
 
 __all__ = sorted([
+    "classifier_parse_example_spec",
+    "parse_example_spec",
+    "regressor_parse_example_spec",
     "column_bucketized",
     "column_categorical_with_hash_bucket",
     "column_categorical_with_identity",

@@ -120,6 +120,7 @@ class NumericColumn(FeatureColumn):
             raise TypeError(f"`normalizer_fn` must be a function or None, got {normalizer_fn!r}.")
         self.default_value = default_value
         self.normalizer_fn = normalizer_fn
+        self.dtype = str(getattr(dtype, "name", dtype) or "float32")
         self.dimension = math.prod(self.shape)
 
     def raw_inputs(self):
@@ -254,6 +255,7 @@ class HashBucketColumn(_Categorical):
         name = getattr(dtype, "name", dtype)  # a tf.DType or its name
         if not isinstance(name, str) or name not in ("string", "int32", "int64"):
             raise TypeError(f"`dtype` must be 'string', 'int32' or 'int64', got {dtype!r}.")
+        self.dtype = name
         self.num_buckets = check_positive("hash_bucket_size", hash_bucket_size, integer=True,
                                           allow_none=False)
         check_fits_memory("hash_bucket_size", self.num_buckets)

@@ -316,3 +316,59 @@ test_that("shape() and import() as the tensorflow package gave them to tfestimat
   expect_identical(dim(weights), c(16L, 1L))
   expect_error(column_numeric("x", shape = shape(NULL, 16L)), "shape")
 })
+
+test_that("parsing specs, as the parsing utilities article builds them, parse real records", {
+  skip_if_no_pyhooks()
+  spec <- classifier_parse_example_spec(column_numeric("a"), label_key = "b", weight_column = "c")
+  expect_identical(names(spec), c("a", "b", "c"))
+  expect_identical(vapply(spec, reticulate::py_str, ""), c(
+    a = "FixedLenFeature(shape=(1,), dtype=tf.float32, default_value=None)",
+    b = "FixedLenFeature(shape=(1,), dtype=tf.int64, default_value=None)",
+    c = "FixedLenFeature(shape=(1,), dtype=tf.float32, default_value=None)"))
+  spec <- regressor_parse_example_spec(
+    feature_columns(column_numeric("x"),
+                    column_indicator(column_categorical_with_vocabulary_list("color", vocabulary_list = c("red", "blue")))),
+    label_key = "y", label_default = 0, label_dimension = 1)
+  expect_identical(reticulate::py_str(spec$color), "VarLenFeature(dtype=tf.string)")
+  expect_identical(reticulate::py_str(spec$y),
+                   "FixedLenFeature(shape=(1,), dtype=tf.float32, default_value=0.0)")
+
+  # records written by TensorFlow, parsed with the spec, trained on from R
+  records <- reticulate::py_run_string("
+import tensorflow as tf
+f = tf.train.Feature
+records = []
+for i in range(16):
+    records.append(tf.train.Example(features=tf.train.Features(feature={
+        'x': f(float_list=tf.train.FloatList(value=[i / 10])),
+        'color': f(bytes_list=tf.train.BytesList(value=[[b'red', b'blue'][i % 2]])),
+        'y': f(float_list=tf.train.FloatList(value=[2 * i / 10]))})).SerializeToString())
+", local = TRUE)$records
+  parsed <- tf$io$parse_example(records, spec)
+  data <- data.frame(
+    x = unlist(parsed$x$numpy()$tolist()),
+    color = unlist(tf$sparse$to_dense(parsed$color, default_value = "")$numpy()$astype("U")$tolist()),
+    y = unlist(parsed$y$numpy()$tolist())
+  )
+  expect_equal(data$x, (0:15) / 10, tolerance = 1e-6)
+  expect_identical(data$color, rep(c("red", "blue"), 8))
+  model <- linear_regressor(feature_columns(
+    column_numeric("x"),
+    column_indicator(column_categorical_with_vocabulary_list("color", vocabulary_list = c("red", "blue")))))
+  quiet_train(model, input_fn(data, features = c("x", "color"), response = "y", batch_size = 4),
+              steps = 2)
+  expect_match(latest_checkpoint(model), "model.ckpt-2$")
+})
+
+test_that("parsing specs name bad arguments in R's words", {
+  skip_if_no_pyhooks()
+  expect_error(classifier_parse_example_spec(column_numeric("a"), label_key = "a"),
+               "`label_key` \"a\" is also a feature")
+  expect_error(classifier_parse_example_spec(column_numeric("a"), label_key = "b",
+                                             weight_column = "b"), "`weight_column` \"b\"")
+  expect_error(classifier_parse_example_spec(column_numeric("a"), label_key = NA),
+               "`label_key` must not be `NA`")
+  expect_error(regressor_parse_example_spec(column_numeric("a"), "b", label_dimension = 1.5),
+               "`label_dimension` must be a whole number")
+  expect_error(classifier_parse_example_spec(column_numeric("a")), "label_key")
+})

@@ -34,6 +34,13 @@ QUIET <- reticulate::import("io")$StringIO()
 EST <- linear_regressor(NUM, model_dir = tmp())
 invisible(train(EST, INP, steps = 1))
 LOSS <- "global_step:0"
+RECORD <- reticulate::py_run_string("
+import tensorflow as tf
+RECORD = tf.train.Example(features=tf.train.Features(feature={
+    'x': tf.train.Feature(float_list=tf.train.FloatList(value=[0.5])),
+    'y': tf.train.Feature(float_list=tf.train.FloatList(value=[1.5])),
+    'b': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))})).SerializeToString()
+", convert = FALSE)$RECORD
 
 names_it <- function(text, arg, label) {
   grepl(paste0("(?<![\\w.])", arg, "(?!\\w)"), text, perl = TRUE) ||

@@ -118,7 +118,8 @@ ARGS = {
     "simplify": "flag", "predict_keys": "names", "as_dict": "flag", "tf_random_seed": "count0",
     "save_summary_steps": "count", "log_step_count_steps": "count", "keep_checkpoint_max": "count",
     "save_checkpoints_steps": "count", "save_checkpoints_secs": "secs", "train_distribute": "obj",
-    "chief_only_hooks": "hooks",
+    "chief_only_hooks": "hooks", "label_key": "name", "label_dtype": "choice",
+    "label_default": "number",
 }
 # Values that are valid for one argument although bad for its kind.
 VALID = {
@@ -162,6 +163,8 @@ DNN_PY, DNN_R = ("train(dnn_regressor([2], [made]), INP_ALL, steps=2)",
                  "train(dnn_regressor(2, feature_columns(made)), INP_ALL, steps = 2)")
 EST_PY, EST_R = "train(made, INP_ALL, steps=2)", "train(made, INP_ALL, steps = 2)"
 CLS_PY, CLS_R = "train(made, INP_CLS, steps=2)", "train(made, INP_CLS, steps = 2)"
+PARSE_PY, PARSE_R = ("tf.io.parse_example([RECORD], made)",
+                     "tf$io$parse_example(list(RECORD), made)")
 FUNCTIONS = [
     ("CheckpointSaverHook", "hook_checkpoint_saver", HOOK_PY, HOOK_R,
      "dict(checkpoint_dir=tmp(), save_steps=1)", "list(checkpoint_dir = tmp(), save_steps = 1)"),
@@ -244,6 +247,10 @@ FUNCTIONS = [
      "list(EST, input_fn = INP, steps = 1)"),
     ("predict", "predict", None, None, "dict(object=EST, input_fn=INP)",
      "list(EST, input_fn = INP)"),
+    ("classifier_parse_example_spec", "classifier_parse_example_spec", PARSE_PY, PARSE_R,
+     "dict(feature_columns=[NUM], label_key='b')", "list(NUM, label_key = 'b')"),
+    ("regressor_parse_example_spec", "regressor_parse_example_spec", PARSE_PY, PARSE_R,
+     "dict(feature_columns=[NUM], label_key='y')", "list(NUM, label_key = 'y')"),
 ]
 R_METHODS = {"train": "train.pyhooks_estimator", "evaluate": "evaluate.pyhooks_estimator",
              "predict": "predict.pyhooks_estimator", "input_fn": "input_fn.data.frame"}
@@ -281,6 +288,13 @@ def py_namespace():
     from pyhooks.estimators.tensorboard import GraphSummaries
 
     ns["GraphSummaries"] = GraphSummaries
+    import tensorflow as tf
+
+    ns["tf"] = tf
+    ns["RECORD"] = tf.train.Example(features=tf.train.Features(feature={
+        "x": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5])),
+        "y": tf.train.Feature(float_list=tf.train.FloatList(value=[1.5])),
+        "b": tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))})).SerializeToString()
     exec("DATA = " + PY_DATA + "\n"
          "NUM = column_numeric('x'); CAT = column_categorical_with_identity('c', 3)\n"
          "INP = input_fn(DATA, features=['x'], response='y', batch_size=4)\n"

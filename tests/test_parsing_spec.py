@@ -110,10 +110,47 @@ def test_regressor_spec_has_the_label_dimension():
      "`weight_column`"),
     (lambda: regressor_parse_example_spec(column_numeric("a"), "b", label_dimension=0),
      "`label_dimension`"),
+    (lambda: regressor_parse_example_spec(column_numeric("a"), "b", label_dimension=1e10),
+     "`label_dimension`"),
+    # a number is not a type (TensorFlow would read 1 as float32's code)
+    (lambda: classifier_parse_example_spec(column_numeric("a"), "b", label_dtype=1),
+     "`label_dtype`"),
+    (lambda: classifier_parse_example_spec(column_numeric("a"), "b", label_dtype=True),
+     "`label_dtype`"),
+    (lambda: classifier_parse_example_spec(column_numeric("a"), "b", weight_column=""),
+     "`weight_column`"),
+    # label_default: of the label's type, one value per dimension
+    (lambda: classifier_parse_example_spec(column_numeric("a"), "b", label_default=True),
+     "`label_default`"),
+    (lambda: classifier_parse_example_spec(column_numeric("a"), "b", label_default=0.5),
+     "`label_default` must be 1 whole number"),
+    (lambda: classifier_parse_example_spec(column_numeric("a"), "b", label_default="x"),
+     "`label_default`"),
+    (lambda: classifier_parse_example_spec(column_numeric("a"), "b", label_dtype="string",
+                                           label_default=1), "`label_default` must be 1 string"),
+    (lambda: regressor_parse_example_spec(column_numeric("a"), "b", label_default=[1, 2]),
+     "`label_default`"),
+    (lambda: regressor_parse_example_spec(column_numeric("a"), "b", label_dimension=2,
+                                          label_default=1.0), "`label_default` must be 2 numbers"),
+    (lambda: regressor_parse_example_spec(column_numeric("a"), "b", label_default={"a": 1}),
+     "`label_default`"),
 ])
+
+
 def test_bad_arguments_are_named(call, message):
     with pytest.raises((TypeError, ValueError), match=message):
         call()
+
+
+def test_label_defaults_fill_records_without_a_label():
+    record = tf.train.Example(features=tf.train.Features(feature={
+        "a": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5]))})).SerializeToString()
+    spec = regressor_parse_example_spec(column_numeric("a"), "y", label_dimension=2,
+                                        label_default=[1, 2.5])
+    np.testing.assert_allclose(tf.io.parse_example([record], spec)["y"].numpy(), [[1.0, 2.5]])
+    spec = classifier_parse_example_spec(column_numeric("a"), "b", label_default=3.0)
+    assert spec["b"].default_value == 3
+    assert tf.io.parse_example([record], spec)["b"].numpy().tolist() == [[3]]
 
 
 def test_records_parsed_with_the_spec_train_a_classifier():

@@ -20,7 +20,11 @@ Example:
 
 from __future__ import annotations
 
+import math
+import numbers
+
 from pyhooks.estimators._quiet import import_tensorflow
+from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.timer import check_positive
 from pyhooks.estimators.feature_columns import (
     INT,
@@ -108,11 +112,34 @@ def parse_example_spec(feature_columns):
 
 
 def _dtype(tf, name, value):
-    try:
-        return tf.as_dtype(value)
+    try:  # a number would be read as a type's code (1 is float32): names and types only
+        if isinstance(value, (str, tf.DType)):
+            return tf.as_dtype(value)
     except TypeError:
-        raise TypeError(f"`{name}` must be a TensorFlow type or its name (e.g. 'int64', "
-                        f"'string'), got {value!r}.") from None
+        pass
+    raise TypeError(f"`{name}` must be a TensorFlow type or its name (e.g. 'int64', "
+                    f"'string'), got {value!r}.")
+
+
+def _label_default(tf, value, dtype, dimension):
+    """``label_default`` checked against the label's type and size (one value per dimension)."""
+    if value is None:
+        return None
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+
+    def fits(v):
+        if dtype == tf.string:
+            return isinstance(v, (str, bytes))
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v):
+            return False
+        return not dtype.is_integer or float(v).is_integer()
+    if len(values) != dimension or not all(fits(v) for v in values):
+        kind = "string" if dtype == tf.string else "whole number" if dtype.is_integer else "number"
+        raise TypeError(f"`label_default` must be {dimension} {kind}{'s' if dimension > 1 else ''}"
+                        f" (a label of type {dtype.name}), or None, got {value!r}.")
+    if dtype.is_integer:
+        values = [int(v) for v in values]
+    return values[0] if dimension == 1 else tuple(values)
 
 
 def _with_label_and_weight(feature_columns, label_key, label_feature, weight_column):
@@ -125,7 +152,7 @@ def _with_label_and_weight(feature_columns, label_key, label_feature, weight_col
     spec[label_key] = label_feature(tf)
     if weight_column is not None:
         if isinstance(weight_column, str):
-            weight_column = NumericColumn(weight_column)
+            weight_column = NumericColumn(_check_key("weight_column", weight_column))
         if not isinstance(weight_column, NumericColumn):
             raise TypeError(f"`weight_column` must be a column name or a column_numeric(), got "
                             f"{weight_column!r}.")
@@ -153,7 +180,8 @@ def classifier_parse_example_spec(feature_columns, label_key, label_dtype="int64
         (``FixedLenFeature([1], label_dtype)``) and the weight's specs.
     """
     def label(tf):
-        return tf.io.FixedLenFeature((1,), _dtype(tf, "label_dtype", label_dtype), label_default)
+        dtype = _dtype(tf, "label_dtype", label_dtype)
+        return tf.io.FixedLenFeature((1,), dtype, _label_default(tf, label_default, dtype, 1))
     return _with_label_and_weight(feature_columns, label_key, label, weight_column)
 
 
@@ -166,8 +194,10 @@ def regressor_parse_example_spec(feature_columns, label_key, label_dtype="float3
     """
     dimension = check_positive("label_dimension", label_dimension, integer=True,
                                allow_none=False)
+    check_fits_memory("label_dimension", dimension)
 
     def label(tf):
-        return tf.io.FixedLenFeature((dimension,), _dtype(tf, "label_dtype", label_dtype),
-                                     label_default)
+        dtype = _dtype(tf, "label_dtype", label_dtype)
+        return tf.io.FixedLenFeature((dimension,), dtype,
+                                     _label_default(tf, label_default, dtype, dimension))
     return _with_label_and_weight(feature_columns, label_key, label, weight_column)

@@ -371,4 +371,8 @@ test_that("parsing specs name bad arguments in R's words", {
   expect_error(regressor_parse_example_spec(column_numeric("a"), "b", label_dimension = 1.5),
                "`label_dimension` must be a whole number")
   expect_error(classifier_parse_example_spec(column_numeric("a")), "label_key")
+  expect_error(classifier_parse_example_spec(column_numeric("a"), "b", label_default = TRUE),
+               "`label_default` must be 1 whole number .*got TRUE")
+  expect_error(regressor_parse_example_spec(column_numeric("a"), "b", label_dimension = 2,
+                                            label_default = 1), "`label_default` must be 2 numbers")
 })

@@ -18,7 +18,6 @@ from pyhooks.estimators.models import (
     LinearModel,
     check_optimizer,
 )
-from pyhooks.estimators.config import check_session_config
 
 __all__ = ["dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combined_regressor",
            "dnn_regressor", "evaluate", "linear_classifier", "linear_regressor", "predict",
@@ -53,8 +52,7 @@ def linear_regressor(feature_columns, model_dir=None, label_dimension=1, weight_
         >>> history = lr.train(input_fn(data, ["drat"], "mpg", batch_size=8), steps=4)
     """
     return Estimator(LinearModel(feature_columns, sparse_combiner), RegressionHead(label_dimension),
-                     model_dir, weight_column, check_optimizer(optimizer),
-                     check_session_config(session_config), seed,
+                     model_dir, weight_column, check_optimizer(optimizer), session_config, seed,
                      "linear_regressor", config=config)
 
 
@@ -68,8 +66,7 @@ def linear_classifier(feature_columns, model_dir=None, n_classes=2, weight_colum
     """
     return Estimator(LinearModel(feature_columns, sparse_combiner),
                      ClassificationHead(n_classes, label_vocabulary), model_dir, weight_column,
-                     check_optimizer(optimizer),
-                     check_session_config(session_config), seed, "linear_classifier",
+                     check_optimizer(optimizer), session_config, seed, "linear_classifier",
                      config=config)
 
 
@@ -90,8 +87,7 @@ def dnn_regressor(hidden_units, feature_columns, model_dir=None, label_dimension
     """
     return Estimator(DNNModel(hidden_units, feature_columns, activation_fn, dropout),
                      RegressionHead(label_dimension), model_dir, weight_column,
-                     check_optimizer(optimizer),
-                     check_session_config(session_config), seed, "dnn_regressor",
+                     check_optimizer(optimizer), session_config, seed, "dnn_regressor",
                      config=config)
 
 
@@ -104,8 +100,7 @@ def dnn_classifier(hidden_units, feature_columns, model_dir=None, n_classes=2, w
     """
     return Estimator(DNNModel(hidden_units, feature_columns, activation_fn, dropout),
                      ClassificationHead(n_classes, label_vocabulary), model_dir, weight_column,
-                     check_optimizer(optimizer),
-                     check_session_config(session_config), seed, "dnn_classifier",
+                     check_optimizer(optimizer), session_config, seed, "dnn_classifier",
                      config=config)
 
 
@@ -132,8 +127,7 @@ def dnn_linear_combined_regressor(linear_feature_columns=None, dnn_feature_colum
                                    dnn_activation_fn, dnn_dropout, linear_optimizer,
                                    dnn_optimizer, linear_sparse_combiner)
     return Estimator(model, RegressionHead(label_dimension), model_dir, weight_column, None,
-                     
-                     check_session_config(session_config), seed, "dnn_linear_combined_regressor",
+                     session_config, seed, "dnn_linear_combined_regressor",
                      config=config)
 
 
@@ -152,8 +146,7 @@ def dnn_linear_combined_classifier(linear_feature_columns=None, dnn_feature_colu
                                    dnn_activation_fn, dnn_dropout, linear_optimizer,
                                    dnn_optimizer, linear_sparse_combiner)
     return Estimator(model, ClassificationHead(n_classes, label_vocabulary), model_dir,
-                     weight_column, None,
-                     check_session_config(session_config), seed, "dnn_linear_combined_classifier",
+                     weight_column, None, session_config, seed, "dnn_linear_combined_classifier",
                      config=config)
 
 

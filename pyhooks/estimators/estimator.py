@@ -675,10 +675,11 @@ def _batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     values). In the datasets for real data, rows are never handled one by one:
     ``chunk`` row numbers at a time gather rows from every column (and a string
     column's strings from its levels), which are cut into batches (``rebatch``)
-    and prefetched, autotuned; in input order, the columns themselves are cut. Chunks of ~16 MiB (``_GATHER_BYTES``) keep the
-    copies small; each chunk has a fixed cost, so that a gather per batch or
-    chunks of 16,384 rows took up to twice the time per step on (a) of
-    bench/bench_estimators_data.py. The row numbers:
+    and prefetched, autotuned; in input order, the columns themselves are cut.
+    Chunks of ~16 MiB (``_GATHER_BYTES``) keep the copies small; each chunk has
+    a fixed cost, so that a gather per batch or chunks of 16,384 rows took up to
+    twice the time per step on (a) of bench/bench_estimators_data.py. The row
+    numbers:
 
     * ``plain``: in input order;
     * ``permuted``: each epoch a new random permutation of all rows (seeded by
@@ -713,9 +714,14 @@ def _batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     # tf.data's graph rewrites would hold a second copy of the columns (a rewritten
     # graph keeps what it captured as constants): the pipeline is written as they
     # would leave it, prefetched and autotuned
-    real = tf.data.Options()
-    real.experimental_optimization.apply_default_optimizations = False
-    real.experimental_optimization.inject_prefetch = False
+    def options(autotune):  # no graph rewrites (prefetch where wanted is in the pipeline)
+        chosen = tf.data.Options()
+        chosen.experimental_optimization.apply_default_optimizations = False
+        chosen.experimental_optimization.inject_prefetch = False
+        chosen.autotune.enabled = autotune
+        return chosen
+
+    real = options(autotune=True)
     datasets = {name: order.map(gather).rebatch(batch_size)
                 for name, order in (("permuted", permuted.rebatch(chunk)),
                                     ("buffered", buffered.batch(chunk)))}
@@ -724,10 +730,7 @@ def _batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     datasets["plain"] = plain.map(decoded) if levels else plain
     datasets = {name: dataset.prefetch(tf.data.AUTOTUNE).with_options(real)
                 for name, dataset in datasets.items()}
-    small = tf.data.Options()
-    small.experimental_optimization.apply_default_optimizations = False
-    small.experimental_optimization.inject_prefetch = False
-    small.autotune.enabled = False
+    small = options(autotune=False)
     slices = tf.data.Dataset.from_tensor_slices(decoded(columns))
     datasets["small_plain"] = slices.repeat(epochs).batch(batch_size).with_options(small)
     datasets["small_shuffled"] = (slices.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
@@ -749,7 +752,7 @@ class Estimator:
 
     def __init__(self, model, head, model_dir=None, weight_column=None, optimizer="Ftrl",
                  session_config=None, seed=None, name="Estimator", config=None):
-        from pyhooks.estimators.config import RunConfig
+        from pyhooks.estimators.config import RunConfig, check_session_config
 
         if config is not None and not isinstance(config, RunConfig):
             raise TypeError(f"`config` must be made by run_config(), got {config!r}.")
@@ -758,6 +761,7 @@ class Estimator:
             model_dir = config.model_dir
         if session_config is None:
             session_config = config.session_config
+        check_session_config(session_config)
         if seed is None:
             seed = config.tf_random_seed
         self._model = model

@@ -123,6 +123,10 @@ class _EvaluateAfterSaves:
     def _evaluate(self, step, now):
         self._last_eval = now
         self._last_step = step
+        self.evaluate()
+
+    def evaluate(self):
+        """Evaluates the latest checkpoint now, as the spec says (metrics kept in ``results``)."""
         spec = self._spec
         self.results.append(self._estimator.evaluate(spec.input_fn, steps=spec.steps,
                                                      name=spec.name, hooks=spec.hooks))
@@ -181,6 +185,5 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     training = estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
                                hooks=train_spec.hooks, saving_listeners=[listener])
     if not listener.results:  # max_steps was reached before: no loop, no listener call
-        listener.results.append(estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps,
-                                                   name=eval_spec.name, hooks=eval_spec.hooks))
+        listener.evaluate()
     return listener.results[-1], _with_evaluations(training, listener.results)

@@ -15,7 +15,8 @@ from pyhooks import _logging  # noqa: F401 - pyhooks' log records reach TensorFl
 from pyhooks.errors import (CheckpointError, DiskWriteError, GlobalStepWaitTimeout, HookSetupError,
                             ModelDirLockedError, NanLossDuringTrainingError, NanLossWarning,
                             PyhooksError, PyhooksWarning)
-from pyhooks.hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
+from pyhooks.hook import (RunInfo, SessionRunArgs, SessionRunContext, SessionRunHook,
+                          SessionRunValues, run_info)
 from pyhooks.session import MonitoredSession, SingularMonitoredSession
 from pyhooks.training_session import MonitoredTrainingSession
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer
@@ -91,12 +92,14 @@ __all__ = sorted([
     "NeverTriggerTimer",
     "PyhooksError",
     "PyhooksWarning",
+    "RunInfo",
     "SecondOrStepTimer",
     "SessionRunArgs",
     "SessionRunContext",
     "SessionRunHook",
     "SessionRunValues",
     "SingularMonitoredSession",
+    "run_info",
     *_LAZY,
 ])
 

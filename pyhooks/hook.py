@@ -41,15 +41,29 @@ is attached to the original error as a note and never replaces it. An
 exception raised in one hook's ``end()`` does not keep the other hooks'
 ``end()`` from running; the first one propagates, with the others attached.
 Methods a hook does not override are never called (that is free for the hook).
+
+What the driver of a loop knows and a hook may need (the number of steps it
+will run, the saving listeners of an estimator's ``train()``) is its
+:class:`RunInfo`, which a hook reads with :func:`run_info` in ``begin()``::
+
+    with RunInfo(steps=100, saving_listeners=[listener], mode="train"):
+        with MonitoredSession(creator, hooks) as session:   # hooks' begin() sees it
+            ...
+
+Drivers never change the hooks they are given: a ``ProgressBarHook`` without a
+``total`` shows ``run_info().steps``, a ``CheckpointSaverHook`` calls the run's
+saving listeners besides its own.
 """
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from collections import namedtuple
 from collections.abc import Mapping
 
-__all__ = ["SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues"]
+__all__ = ["RunInfo", "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
+           "run_info"]
 
 HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end", "after_error")
 
@@ -153,6 +167,63 @@ class SessionRunContext:
 
     def __repr__(self):
         return f"SessionRunContext(stop_requested={self._stop_requested})"
+
+
+class RunInfo:
+    """What the driver of a loop tells the loop's hooks (pyhooks only; see :func:`run_info`).
+
+    A driver (an estimator's ``train()``, the Keras adapter, your own loop)
+    makes one per loop and enters it around the hooks' ``begin()`` calls; a hook
+    keeps the object :func:`run_info` gives it there. A driver may learn a field
+    after ``begin()`` (Keras knows an epoch's batches at its first epoch) and
+    set it then: hooks read the fields when they need them.
+
+    Attributes:
+        steps: the steps (``run()`` calls) the driver means to run, or None if it
+            does not know (a loop until the input runs out).
+        saving_listeners: ``CheckpointSaverListener`` objects that the loop's
+            ``CheckpointSaverHook`` calls besides its own (``train(saving_listeners=)``).
+        mode: ``"train"``, ``"eval"``, ``"predict"``, or None.
+
+    Example:
+        >>> with RunInfo(steps=10):
+        ...     with MonitoredSession(hooks=[ProgressBarHook()]) as session:  # 10 steps shown
+        ...         ...
+    """
+
+    __slots__ = ("steps", "saving_listeners", "mode", "_tokens")
+
+    def __init__(self, steps=None, saving_listeners=(), mode=None):
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)
+                                  or steps < 0):
+            raise TypeError(f"`steps` must be a whole number >= 0 or None, got {steps!r}.")
+        self.steps = steps
+        self.saving_listeners = tuple(saving_listeners)
+        self.mode = mode
+        self._tokens = []
+
+    def __enter__(self):
+        self._tokens.append(_RUN_INFO.set(self))
+        return self
+
+    def __exit__(self, *exc_info):
+        _RUN_INFO.reset(self._tokens.pop())
+
+    def __repr__(self):
+        return (f"RunInfo(steps={self.steps!r}, saving_listeners={list(self.saving_listeners)!r}, "
+                f"mode={self.mode!r})")
+
+
+_RUN_INFO = contextvars.ContextVar("pyhooks_run_info", default=None)
+
+
+def run_info() -> RunInfo:
+    """The :class:`RunInfo` of the loop whose hooks are starting (call it in ``begin()``).
+
+    Outside any driver's ``RunInfo``: an empty one (``steps`` None, no listeners).
+    """
+    current = _RUN_INFO.get()
+    return current if current is not None else RunInfo()
 
 
 def check_hooks(hooks, name="hooks") -> list:

@@ -30,10 +30,9 @@ Keras looks at ``stop_training`` only after a batch: a stop requested in
 ``after_create_session`` (``StopAtStepHook`` already at its step) ends ``fit``
 after one batch.
 
-A ``ProgressBarHook`` whose ``total`` is None gets, for this ``fit`` only, the
-number of batches ``fit`` will run when Keras knows it (``epochs`` minus
-``initial_epoch``, times the batches of an epoch), as ``train()`` gives it
-the number of steps.
+The hooks' :func:`pyhooks.run_info` says how many batches ``fit`` will run once
+Keras knows it (at the first epoch: ``epochs`` minus ``initial_epoch``, times
+the batches of an epoch), so a ``ProgressBarHook`` without a ``total`` shows them.
 """
 
 from __future__ import annotations
@@ -51,9 +50,8 @@ from pyhooks._steps import (FETCH_ERRORS, Coordinator, after_positions, call,
                             note_fetch_owner, results_of_after_hooks)
 from pyhooks.eager import StepGraph, _Evaluator, _has_output
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
+from pyhooks.hook import RunInfo, SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 from pyhooks.hooks._common import backend_scope
-from pyhooks.hooks.progress_bar import ProgressBarHook
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
@@ -167,8 +165,7 @@ class HooksCallback(keras.callbacks.Callback):
         self._plan = None
         self._asked = ()  # the batch's args_list
         self._step_hooks = bool(self._before_hooks or self._after_hooks)
-        self._bars = [hook for hook in self.hooks if isinstance(hook, ProgressBarHook)]
-        self._to_fill = self._filled = []  # bars given a total for one fit: see on_epoch_begin
+        self._run = None  # this fit's RunInfo (its steps known at the first epoch)
 
     # -- lifetime
     def on_train_begin(self, logs=None):
@@ -184,11 +181,11 @@ class HooksCallback(keras.callbacks.Callback):
         session = KerasSession(graph)
         self._plans.clear()
         self._active = True
-        self._to_fill = [bar for bar in self._bars if bar.total is None]
+        self._run = RunInfo(mode="train")
         self._install_guard(model)
         coord = Coordinator()
         try:
-            with backend_scope(graph):
+            with backend_scope(graph), self._run:
                 for hook in self._begin_hooks:
                     call(hook, "begin")
             self.session = session
@@ -201,20 +198,11 @@ class HooksCallback(keras.callbacks.Callback):
             model.stop_training = True
 
     def on_epoch_begin(self, epoch, logs=None):
-        to_fill, self._to_fill = self._to_fill, []
         batches = (self.params or {}).get("steps")
-        if to_fill and batches:  # the first epoch of this fit is initial_epoch
+        run = self._run
+        if run is not None and run.steps is None and batches:  # the first epoch: initial_epoch
             per_run = getattr(self.model, "steps_per_execution", 1) or 1
-            total = (self.params["epochs"] - epoch) * -(-batches // per_run)
-            for bar in to_fill:
-                bar.total = total
-            self._filled = to_fill
-
-    def _unfill(self):
-        """The bars given a total by this fit get None back (after their end()/after_error())."""
-        filled, self._to_fill, self._filled = self._filled, [], []
-        for bar in filled:
-            bar.total = None
+            run.steps = (self.params["epochs"] - epoch) * -(-batches // per_run)
 
     def on_train_batch_begin(self, batch, logs=None):
         self._first_batch = batch
@@ -264,10 +252,7 @@ class HooksCallback(keras.callbacks.Callback):
             return
         self._active = False
         self._remove_guard()
-        try:
-            call_end(self._end_hooks, self.session)
-        finally:
-            self._unfill()
+        call_end(self._end_hooks, self.session)
 
     def _fail(self, error):
         """``after_error`` on every hook, once per ``fit``; the error propagates."""
@@ -275,10 +260,7 @@ class HooksCallback(keras.callbacks.Callback):
             return
         self._active = False
         self._remove_guard()
-        try:
-            call_after_error(self._error_hooks, self.session, error)
-        finally:
-            self._unfill()
+        call_after_error(self._error_hooks, self.session, error)
 
     # -- the train-function guard
     def _install_guard(self, model):

@@ -57,7 +57,7 @@ from pyhooks.estimators._quiet import import_tensorflow, native_stderr_filtered,
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.models import make_optimizer
-from pyhooks.hook import SessionRunHook, check_hooks
+from pyhooks.hook import RunInfo, SessionRunHook, check_hooks
 from pyhooks.hooks import _model_dir
 from pyhooks.timer import check_positive
 
@@ -982,22 +982,13 @@ class Estimator:
         if history_hook is None:
             history_hook = builtin.HistorySaverHook()
             extra.append(history_hook)
-        bars = [h for h in hooks if isinstance(h, builtin.ProgressBarHook)]
-        filled = [bar for bar in bars if bar.total is None]  # for this call only
-        for bar in filled:
-            bar.total = total
-        lent = None  # (saver hook, its own listener count): listeners lent for this call
-        if not bars:
-            extra.append(builtin.ProgressBarHook(total=total))
+        if not any(isinstance(h, builtin.ProgressBarHook) for h in hooks):
+            extra.append(builtin.ProgressBarHook())
         savers = [h for h in hooks if isinstance(h, builtin.CheckpointSaverHook)]
-        if listeners and savers:  # as tf.estimator: the caller's saver hook calls the listeners
-            lent = (savers[0], len(savers[0]._listeners))  # noqa: SLF001
-            savers[0]._listeners.extend(listeners)  # noqa: SLF001
         frequency = self.config.checkpoint_frequency(listening=bool(listeners))
         if not savers and frequency is not None:  # run_config()'s periodic saves
             extra.append(builtin.CheckpointSaverHook(self.model_dir, saver=state.saver,
-                                                     listeners=listeners, save_graph_def=False,
-                                                     **frequency))
+                                                     save_graph_def=False, **frequency))
 
         if self.config.save_summary_steps or self.config.log_step_count_steps:
             from pyhooks.estimators.tensorboard import EventWriterHook
@@ -1006,11 +997,14 @@ class Estimator:
                                          state.global_step_read, self.config.save_summary_steps,
                                          self.config.log_step_count_steps))
         state.start_input(feeds, input_fn, training=True)
+        # the hooks' RunInfo: a progress bar shows `total`, checkpoint savers call `listeners`
+        run = RunInfo(steps=total, saving_listeners=listeners, mode=TRAIN)
         try:
             if self._replicated is None:
-                state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
+                with run:
+                    state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
             else:  # the workers' stop agreement last (it sees every stop request)
-                with self._replicated.scope():  # hooks' files: the worker's own place
+                with self._replicated.scope(), run:  # hooks' files: the worker's own place
                     state.run_loop(hooks + extra + state.spec_hooks +
                                    self._replicated.hooks(state), state.fetches)
         except BaseException as error:
@@ -1025,11 +1019,6 @@ class Estimator:
                                f"{secondary}")
                 state.discard()
             raise
-        finally:  # the caller's hooks leave this call as they came in
-            for bar in filled:
-                bar.total = None
-            if lent is not None:
-                del lent[0]._listeners[lent[1]:]  # noqa: SLF001
         self._save_if_needed(state, hooks + extra)
         return history_hook.history
 

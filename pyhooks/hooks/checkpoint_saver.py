@@ -7,7 +7,7 @@ import os
 
 from pyhooks.distribute import worker_path
 from pyhooks.errors import NanLossDuringTrainingError
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read
@@ -52,7 +52,9 @@ class CheckpointSaverHook(SessionRunHook):
         saver: the ``Saver`` to use.
         checkpoint_basename: file name prefix of the checkpoints.
         scaffold: a ``Scaffold`` whose saver to use (not with ``saver``).
-        listeners: :class:`CheckpointSaverListener` objects.
+        listeners: :class:`CheckpointSaverListener` objects; the loop's saving listeners
+            (``pyhooks.run_info().saving_listeners``, an estimator's ``train(saving_listeners=)``)
+            are called after them.
         save_graph_def: also write ``graph.pbtxt`` and ``<checkpoint>.meta`` files.
         save_on_error: also save when the loop fails (pyhooks' ``after_error``).
 
@@ -95,6 +97,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._save_graph_def = check_bool("save_graph_def", save_graph_def)
         self._save_on_error = check_bool("save_on_error", save_on_error)
         self._writer = self._global_step_tensor = self._lock = None
+        self._active_listeners = self._listeners
 
     def begin(self):
         import tensorflow as tf
@@ -117,7 +120,8 @@ class CheckpointSaverHook(SessionRunHook):
             self._graph_written = False
         self._timer.reset()
         self._lock_dir()
-        for listener in self._listeners:
+        self._active_listeners = self._listeners + list(run_info().saving_listeners)
+        for listener in self._active_listeners:
             listener.begin()
 
     def _lock_dir(self):
@@ -161,7 +165,7 @@ class CheckpointSaverHook(SessionRunHook):
             step = int(session.run(self._global_step_tensor))
             if step != self._timer.last_triggered_step():
                 self._save(session, step)
-            for listener in self._listeners:
+            for listener in self._active_listeners:
                 listener.end(session, step)
             if self._writer is not None:
                 self._writer.flush()
@@ -200,7 +204,7 @@ class CheckpointSaverHook(SessionRunHook):
         from tensorflow.core.util.event_pb2 import SessionLog
 
         try:
-            for listener in self._listeners:
+            for listener in self._active_listeners:
                 listener.before_save(session, step)
             _log.info("Saving checkpoints for %d into %s.", step, self._save_path)
             try:
@@ -217,7 +221,8 @@ class CheckpointSaverHook(SessionRunHook):
         if self._writer is not None:
             log = SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path)
             self._writer.add_session_log(log, step)
-        stoppers = [listener for listener in self._listeners if listener.after_save(session, step)]
+        stoppers = [listener for listener in self._active_listeners
+                    if listener.after_save(session, step)]
         for listener in stoppers:
             _log.info("A CheckpointSaverListener requested that training be stopped. "
                       "listener: %s", listener)

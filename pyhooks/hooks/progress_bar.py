@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
 from pyhooks.hooks._lookup import find_loss
 from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
 from pyhooks.timer import check_positive
@@ -37,7 +37,9 @@ class ProgressBarHook(SessionRunHook):
 
     Args:
         label: the text before the bar.
-        total: the expected number of steps (a public attribute; None shows a rate).
+        total: the expected number of steps (a public attribute). None: the steps its
+            driver expects (``pyhooks.run_info().steps``: an estimator's ``train()``
+            and Keras ``fit`` say), else a rate.
         loss: the loss tensor (or name); default the first of the ``losses`` collection.
         writer: a file-like object or a callable taking a str; default ``sys.stdout``.
         mode: 'dynamic', 'plain' or None (``PYHOOKS_PROGRESS``, then ``CI``, then isatty).
@@ -64,13 +66,19 @@ class ProgressBarHook(SessionRunHook):
         self._loss = loss
         self.clock = time.monotonic
         self.steps, self._open_line = 0, False
+        self._run = run_info()
 
     def _set_total(self, value):
         self._total = check_positive("total", value, integer=True)
 
     total = property(lambda self: self._total, _set_total, doc="Expected steps, or None.")
 
+    def _expected(self):
+        """The steps to show: ``total``, else what the loop's driver expects (or None)."""
+        return self._total if self._total is not None else self._run.steps
+
     def begin(self):
+        self._run = run_info()
         loss = find_loss(self._loss, type(self).__name__, required=False)
         self._args = None if loss is None else SessionRunArgs(loss)
         self._active_mode = choose_mode(self.mode, self.writer)
@@ -101,7 +109,7 @@ class ProgressBarHook(SessionRunHook):
             self._tick()
 
     def _tick(self):
-        steps, total, now = self.steps, self._total, self.clock()
+        steps, total, now = self.steps, self._expected(), self.clock()
         samples = self._samples
         samples.append((steps, now))
         while len(samples) > 2 and samples[1][1] <= now - _ETA_WINDOW_SECS:
@@ -131,7 +139,7 @@ class ProgressBarHook(SessionRunHook):
         return (now - first_time) / (self.steps - first_steps)
 
     def _line(self, now):
-        steps, total = self.steps, self._total
+        steps, total = self.steps, self._expected()
         head = f"{self.label} " if self.label else ""
         per_step = self._seconds_per_step(now)
         if total is None:
@@ -166,7 +174,7 @@ class ProgressBarHook(SessionRunHook):
 
     def end(self, session):
         self._draw(self.clock(), final=True)
-        steps, total, context = self.steps, self._total, self._context
+        steps, total, context = self.steps, self._expected(), self._context
         if total is None or steps >= total:
             return
         if context is not None and context.stop_requested:  # by a hook, not by the input

@@ -41,7 +41,7 @@ Systems, each in its own process (alive for the whole run):
 * "floor, batched": the same graph fed whole batches (each epoch a random
   permutation gathers the data, ``rebatch`` cuts it);
 * "pyhooks, TF pool": pyhooks with each step's ops in TensorFlow's inter-op
-  thread pool (``_RUN_INLINE = False``), the side-by-side behind that choice.
+  thread pool (``kept_session.RUN_INLINE = False``), the side-by-side behind that choice.
 
 Every system shuffles with a buffer holding all rows (pyhooks' default); (a)
 is also run with a buffer of 1,000 rows. tf.estimator 2.15 builds a graph
@@ -598,9 +598,9 @@ def peak_rss(workload, system="pyhooks"):
 # --------------------------------------------------------------------------- driver
 def side_pyhooks_pool(preloaded=None):
     """pyhooks with each step's ops run by TensorFlow's inter-op thread pool."""
-    from pyhooks.estimators import estimator
+    from pyhooks.estimators import kept_session
 
-    estimator._RUN_INLINE = False  # noqa: SLF001 - the side-by-side the module docstring cites
+    kept_session.RUN_INLINE = False  # the side-by-side the module docstring cites
     return side_pyhooks(preloaded)
 
 

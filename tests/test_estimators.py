@@ -468,7 +468,7 @@ def test_wrong_feature_type(shared_lr):
     inp = input_fn({"drat": ["a", "b"], "mpg": [1.0, 2.0]}, features="drat", response="mpg")
     with pytest.raises(TypeError) as raised:
         shared_lr.train(inp, steps=1)
-    assert "'drat'" in str(raised.value) and "numeric" in str(raised.value)
+    assert "'drat'" in str(raised.value) and "float values" in str(raised.value)
 
 
 def test_training_needs_a_response(shared_lr, mtcars):
@@ -659,7 +659,7 @@ def test_label_dimension_two_and_hooks_in_evaluate_and_predict(mtcars):
     rows = model.predict(inp, hooks=[recorder])
     assert len(recorder.fetched) == 4 and recorder.calls[-1] == "end"
     assert rows[0]["predictions"].shape == (2,)
-    with pytest.raises(ValueError, match="label_dimension=2"):
+    with pytest.raises(ValueError, match=r"trained with \['mpg', 'qsec'\]"):
         model.train(input_fn(mtcars, ["drat", "wt"], "mpg"), steps=1)
 
 
@@ -762,7 +762,7 @@ def test_a_bounded_shuffle_buffer_shuffles_locally(rows):
         assert all(row < i + 4 for i, row in enumerate(epoch.tolist()))
 
 
-# The pipeline gathers rows in chunks of about _GATHER_BYTES, then cuts batches: chunks
+# The pipeline gathers rows in chunks of about GATHER_BYTES, then cuts batches: chunks
 # of one batch (1 byte) and of 1,000 rows (not a multiple of the batch, ending inside
 # an epoch) must give the same rows as one chunk holding every epoch.
 @pytest.mark.parametrize("chunk_rows", [0, 1000])
@@ -770,10 +770,10 @@ def test_a_bounded_shuffle_buffer_shuffles_locally(rows):
                                     {"seed": 5, "queue_capacity": 50}])
 def test_rows_gathered_in_chunks_come_once_per_epoch_in_the_same_order(
         monkeypatch, chunk_rows, kwargs):
-    estimator = sys.modules["pyhooks.estimators.estimator"]
+    estimator = sys.modules["pyhooks.estimators.pipeline"]
     whole, _, _ = rows_seen(rows=3000, batch_size=480, num_epochs=3, **kwargs)
-    row_bytes = 4 + 8 + 2 * estimator._TSTRING_BYTES  # x, label, two string columns
-    monkeypatch.setattr(estimator, "_GATHER_BYTES", chunk_rows * row_bytes or 1)
+    row_bytes = 4 + 8 + 2 * estimator.TSTRING_BYTES  # x, label, two string columns
+    monkeypatch.setattr(estimator, "GATHER_BYTES", chunk_rows * row_bytes or 1)
     chunked, _, _ = rows_seen(rows=3000, batch_size=480, num_epochs=3, **kwargs)
     assert [len(b) for b in chunked] == [480] * 18 + [360]
     order = np.concatenate(chunked)
@@ -793,7 +793,7 @@ def test_rows_gathered_in_chunks_come_once_per_epoch_in_the_same_order(
 ])
 @pytest.mark.parametrize("chunk", [1, 2, 1 << 16])
 def test_string_columns_are_held_as_codes_into_their_distinct_values(values, text, chunk):
-    from pyhooks.estimators.estimator import _coded
+    from pyhooks.estimators.pipeline import coded as _coded
 
     codes, levels = _coded(values, chunk=chunk)
     assert codes.dtype == np.int32 and levels.dtype.kind == "U"
@@ -803,7 +803,7 @@ def test_string_columns_are_held_as_codes_into_their_distinct_values(values, tex
 
 def test_fed_columns_are_aligned_for_tensorflow_to_use_them_without_a_copy():
     """TensorFlow copies a fed array unless it is 64-byte aligned (then the column is held once)."""
-    from pyhooks.estimators.estimator import _Coded
+    from pyhooks.estimators.pipeline import Coded as _Coded
 
     rows = 5000
     data = {"x": np.arange(rows, dtype=float)[1:], "n": np.arange(rows)[1:],  # offset views
@@ -812,7 +812,7 @@ def test_fed_columns_are_aligned_for_tensorflow_to_use_them_without_a_copy():
         column_numeric("x"), column_numeric("n"),
         pyhooks.estimators.column_categorical_with_hash_bucket("word", 5)),
         weight_column="n")
-    feeds = model._feeds(input_fn(data, ["x", "n", "word"], "label"), "train")
+    feeds, _ = model._feeds(input_fn(data, ["x", "n", "word"], "label"), "train")
     arrays = [v.codes if isinstance(v, _Coded) else v for v in feeds.values()]
     assert len(arrays) == 5  # x, n, word's codes, the labels and the weights
     for array in arrays:
@@ -825,14 +825,14 @@ def test_fed_columns_are_aligned_for_tensorflow_to_use_them_without_a_copy():
 def test_string_columns_are_fed_as_codes_and_read_back_as_strings():
     """Through the real pipeline, a vocabulary column's strings arrive as they were."""
     from pyhooks.estimators import column_categorical_with_vocabulary_list, column_indicator
-    from pyhooks.estimators.estimator import _Coded
+    from pyhooks.estimators.pipeline import Coded as _Coded
 
     words = np.array(["red", "green", "blue", "green"] * 1500)
     data = {"color": words, "label": (words == "green").astype(int)}
     model = linear_classifier(feature_columns(
         column_indicator(column_categorical_with_vocabulary_list("color", ["red", "green"]))))
     inp = input_fn(data, ["color"], "label", batch_size=1000, shuffle=False)
-    feeds = model._feeds(inp, "train")
+    feeds, _ = model._feeds(inp, "train")
     coded = feeds[next(name for name in feeds if name.startswith("color"))]
     assert isinstance(coded, _Coded) and sorted(coded.levels.tolist()) == ["blue", "green", "red"]
     recorder = BatchRecorder()

@@ -98,7 +98,7 @@ tf = pytest.importorskip("tensorflow")
 
 def evaluate_column(column, feeds, dense=False):
     """Builds ``column`` on constant raw inputs and returns its ids (or dense values)."""
-    from pyhooks.estimators.estimator import _Builder
+    from pyhooks.estimators.graph import FeatureBuilder as _Builder
 
     with tf.Graph().as_default():
         raw = {}

@@ -91,9 +91,9 @@ def test_bad_arguments(kwargs, error, words):
 
 
 @pytest.mark.parametrize("data, error, words", [
-    ({"x": [1.0, math.nan, 3.0]}, ValueError, ["'x'", "1 missing", "row 1"]),
-    ({"x": [1.0, None, 3.0]}, ValueError, ["'x'", "missing", "row 1"]),
-    ({"x": ["a", None]}, ValueError, ["'x'", "missing", "row 1"]),
+    ({"x": [1.0, math.nan, 3.0]}, ValueError, ["'x'", "1 missing", "index 1"]),
+    ({"x": [1.0, None, 3.0]}, ValueError, ["'x'", "missing", "index 1"]),
+    ({"x": ["a", None]}, ValueError, ["'x'", "missing", "index 1"]),
     ({"x": [1, "a"]}, TypeError, ["'x'", "mix", "int", "str"]),
     ({"x": []}, ValueError, ["no rows"]),
     ({"x": [1.0, 2.0], "y": [1.0]}, ValueError, ["same length", "'x': 2", "'y': 1"]),
@@ -131,15 +131,24 @@ def test_queue_capacity_defaults_to_the_whole_data():
 def test_columns_from_r_bytes():
     from pyhooks.estimators.inputs import column_from_r
 
-    doubles = column_from_r("double", bytearray(np.array([1.5, -2.0], "<f8").tobytes()))
+    doubles = column_from_r("double", bytearray(np.array([1.5, -2.0], "<f8").tobytes())).values
     assert doubles.dtype == np.float64 and doubles.tolist() == [1.5, -2.0]
-    integers = column_from_r("integer", np.array([3, -4], "<i4").tobytes())
+    integers = column_from_r("integer", np.array([3, -4], "<i4").tobytes()).values
     assert integers.dtype == np.int64 and integers.tolist() == [3, -4]
-    logicals = column_from_r("logical", np.array([1, 0, 1], "<i4").tobytes())
+    logicals = column_from_r("logical", np.array([1, 0, 1], "<i4").tobytes()).values
     assert logicals.dtype == bool and logicals.tolist() == [True, False, True]
     strings = column_from_r("character", np.array([2, 1, 2], "<i4").tobytes(), ["red", "blue"])
-    assert strings.dtype.kind == "U" and strings.tolist() == ["blue", "red", "blue"]
+    assert strings.factor is None
+    assert strings.values.dtype.kind == "U" and strings.values.tolist() == ["blue", "red", "blue"]
+    factor = column_from_r("factor", np.array([2, 1, 2], "<i4").tobytes(), ["no", "yes"])
+    assert factor.values.tolist() == ["yes", "no", "yes"]
+    assert factor.factor.levels == ("no", "yes") and factor.factor.codes.tolist() == [1, 0, 1]
     with pytest.raises(TypeError, match="'complex'"):
         column_from_r("complex", b"")
-    inp = input_fn({"x": doubles, "s": strings[:2]}, features=["x", "s"])
-    assert inp.columns["s"].tolist() == ["blue", "red"]
+    inp = input_fn({"x": column_from_r("double", np.array([1.0, np.inf]).tobytes()),
+                    "s": strings}, features=["s"])
+    assert inp.columns["s"].tolist() == ["blue", "red", "blue"] and inp.first_row == 1
+    with pytest.raises(ValueError, match=r"Column 'x' has 1 infinite value\(s\) \(Inf/-Inf\), "
+                                         r"first at row 2"):
+        input_fn({"x": column_from_r("double", np.array([1.0, np.inf]).tobytes())},
+                 features=["x"])

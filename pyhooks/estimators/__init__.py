@@ -43,10 +43,6 @@ from pyhooks.estimators.parsing import (
     regressor_parse_example_spec,
 )
 
-# The module ``estimator`` is imported now: the function of that name defined
-# below stays the package's attribute (a first import would replace it).
-importlib.import_module("pyhooks.estimators.estimator")
-
 _CANNED = {"dnn_classifier", "dnn_linear_combined_classifier", "dnn_linear_combined_regressor",
            "dnn_regressor", "evaluate", "linear_classifier", "linear_regressor", "predict",
            "train", "Estimator"}
@@ -80,11 +76,7 @@ __all__ = sorted([
 
 
 def estimator(model_fn, model_dir=None, config=None, params=None):
-    """A custom estimator whose ``model_fn`` builds the model (see :mod:`pyhooks.estimators.custom`).
-
-    Defined here, after the module ``pyhooks.estimators.estimator`` was imported,
-    so that ``pyhooks.estimators.estimator`` is this function.
-    """
+    """A custom estimator whose ``model_fn`` builds the model (see :mod:`pyhooks.estimators.custom`)."""
     from pyhooks.estimators.custom import estimator as make
 
     return make(model_fn, model_dir, config, params)
@@ -92,7 +84,7 @@ def estimator(model_fn, model_dir=None, config=None, params=None):
 
 def __getattr__(name):
     if name in _CANNED or name in _CUSTOM or name in _TRAINING:
-        module = ("estimator" if name == "Estimator" else
+        module = ("base" if name == "Estimator" else
                   "custom" if name in _CUSTOM else
                   "training" if name in _TRAINING else "canned")
         value = getattr(importlib.import_module(f"pyhooks.estimators.{module}"), name)

@@ -10,7 +10,7 @@ The training loss is the sum of the per-example losses of a batch.
 
 from __future__ import annotations
 
-from pyhooks.estimators.estimator import Estimator
+from pyhooks.estimators.base import Estimator
 from pyhooks.estimators.heads import ClassificationHead, RegressionHead
 from pyhooks.estimators.models import (
     DNNLinearCombinedModel,
@@ -44,7 +44,7 @@ def linear_regressor(feature_columns, model_dir=None, label_dimension=1, weight_
             event files are written (``save_summary_steps``).
 
     Returns:
-        an :class:`~pyhooks.estimators.estimator.Estimator`.
+        an :class:`~pyhooks.estimators.base.Estimator`.
 
     Example:
         >>> data = load_mtcars()

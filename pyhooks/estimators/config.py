@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pyhooks.estimators.distributed import check_strategy
 from pyhooks.timer import check_positive
 
 __all__ = ["RunConfig", "run_config"]
@@ -37,8 +38,6 @@ class RunConfig:
                  save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5,
                  save_checkpoints_steps=None, save_checkpoints_secs=None,
                  train_distribute=None):
-        from pyhooks.estimators.distributed import check_strategy
-
         if model_dir is not None and not isinstance(model_dir, str):
             raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
         self.model_dir = model_dir

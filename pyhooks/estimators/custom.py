@@ -7,15 +7,19 @@ and kind of input (the graph is kept for later calls) and returns an
 :func:`estimator_spec`:
 
 * ``features``: a dict ``{column name: tensor}`` (a :class:`Features`): one
-  tensor per feature of the :func:`input_fn`, of the column's type (numbers
-  are ``float64`` or ``int64``, strings ``string``). Where a tensor is
+  tensor per feature of the :func:`input_fn`, of the column's dtype (numbers
+  keep theirs: ``float32`` arrays give ``float32`` tensors, R's numbers
+  ``float64`` and ``int64``; text and factors ``string``). Where a tensor is
   expected (``tf.compat.v1.layers.dense(features, 10)``, R's
   ``tf$layers$dense(features, 10L)``), it stands for the matrix of all its
   numeric columns (``float64``, in the input's column order), as tfestimators
   gave custom estimators. :func:`input_layer` turns it into the dense input of
   feature columns.
 * ``labels``: the response (one column: shape ``[batch]``; several:
-  ``[batch, k]``), or None when the input has no response.
+  ``[batch, k]``), or None when the input has no response. A factor response
+  gives ``int64`` class ids: the positions of its labels in its levels when
+  the model was first trained (matched by label, whatever the order of a later
+  input's levels).
 * ``mode``: ``"train"``, ``"eval"`` or ``"infer"`` (:class:`ModeKeys`).
 * ``params``: the estimator's ``params``; ``config``: its :func:`run_config`.
   Each is passed only if ``model_fn`` takes an argument of that name.
@@ -47,37 +51,19 @@ import inspect
 import numpy as np
 
 from pyhooks.estimators._quiet import import_tensorflow
-from pyhooks.estimators.estimator import (
-    _LABEL,
-    EVAL,
-    PREDICT,
-    TRAIN,
-    TRAINING_LOSS_COLLECTION,
-    Estimator,
-    _Builder,
-)
+from pyhooks.estimators.base import Estimator, as_coded
 from pyhooks.estimators.config import RunConfig, run_config
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, FeatureColumn
+from pyhooks.estimators.graph import FeatureBuilder
+from pyhooks.estimators.models import check_columns
+from pyhooks.estimators.modes import (LABEL, MODE_KEY, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION,
+                                      ModeKeys, mode_keys)
+from pyhooks.estimators.pipeline import aligned
+from pyhooks.estimators.schema import kind_of, label_ids
 from pyhooks.hook import SessionRunHook, check_hooks
 
 __all__ = ["CustomEstimator", "EstimatorSpec", "Features", "ModeKeys", "RunConfig", "estimator",
            "estimator_spec", "input_layer", "mode_keys", "run_config"]
-
-
-class ModeKeys:
-    """The ``mode`` a ``model_fn`` is called with (tf.estimator's values)."""
-
-    TRAIN = "train"
-    EVAL = "eval"
-    PREDICT = "infer"
-
-
-_MODE_KEY = {TRAIN: ModeKeys.TRAIN, EVAL: ModeKeys.EVAL, PREDICT: ModeKeys.PREDICT}
-
-
-def mode_keys():
-    """``{"TRAIN": "train", "EVAL": "eval", "PREDICT": "infer"}``, R's ``mode_keys()``."""
-    return {"TRAIN": ModeKeys.TRAIN, "EVAL": ModeKeys.EVAL, "PREDICT": ModeKeys.PREDICT}
 
 
 # --------------------------------------------------------------------------- estimator_spec
@@ -181,7 +167,7 @@ def _register_features_conversion(tf):
     _REGISTERED.append(True)
 
 
-class _FeatureBuilder(_Builder):
+class _FeatureBuilder(FeatureBuilder):
     """Feature columns on a ``model_fn``'s features: raw tensors cast to what a column needs."""
 
     def __init__(self, tf, features):
@@ -226,8 +212,6 @@ def input_layer(features, feature_columns):
     Returns:
         a tensor, the columns' values side by side (in name order, as TensorFlow).
     """
-    from pyhooks.estimators.models import check_columns
-
     tf = import_tensorflow()
     if not isinstance(features, dict):
         raise TypeError(f"`features` must be the dict of tensors a model_fn gets, got "
@@ -265,23 +249,6 @@ class _GlobalStepMustAdvance(SessionRunHook):
                 "global_step = tf$train$get_global_step())).")
 
 
-def _kind(array):
-    kind = array.dtype.kind
-    if kind == "f":
-        return "float64"
-    if kind in "iu":
-        return "int64"
-    if kind == "b":
-        return "bool"
-    return "string"
-
-
-def _as_kind(array, kind):
-    if kind == "string":
-        return array.astype(str)
-    return array.astype(kind)
-
-
 class CustomEstimator(Estimator):
     """An estimator whose model is built by a ``model_fn`` (see :func:`estimator`)."""
 
@@ -301,26 +268,73 @@ class CustomEstimator(Estimator):
     def __repr__(self):
         return f"<pyhooks estimator (custom model_fn): model_dir={self.model_dir!r}>"
 
-    def _signature(self, mode, feeds):
-        return tuple((name, _kind(array), tuple(array.shape[1:])) for name, array in feeds.items())
+    def _graph_key(self, mode, signature):
+        return (mode, signature)  # a model_fn's graph depends on the input's columns
 
-    def _make_feeds(self, input_fn, labelled, mode):
-        if labelled and not input_fn.response:
-            raise ValueError(f"{'train' if mode == TRAIN else 'evaluate'}() needs labels: "
-                             "give `response` to input_fn().")
+    custom_model = True
+
+    def model_builder(self):
+        return self._build_model_fn
+
+    def class_names(self):
+        return None
+
+    def _read_features(self, input_fn):
+        return list(input_fn.features)  # a model_fn gets every feature
+
+    def serving_inputs(self):
+        """The model_fn's features as recorded (or as the first graph built saw them)."""
+        self._schema_levels()  # loads the schema
+        if self._schema is not None:
+            return [(c.name, c.name, "string" if c.kind in ("string", "factor") else c.dtype,
+                     c.shape) for c in self._schema.features]
+        for _, signature in self._states:
+            return [(name, name, dtype, shape) for name, dtype, shape in signature
+                    if name != LABEL]
+        raise ValueError("export_savedmodel() of a custom estimator needs its input's "
+                         "columns: train it first.")
+
+    def _make_feeds(self, input_fn, labelled, schema):
         columns = input_fn.columns
-        feeds = {name: _as_kind(columns[name], _kind(columns[name]))
-                 for name in input_fn.features}
+        names = input_fn.features if schema is None else [c.name for c in schema.features]
+        feeds = {name: self._feed(input_fn, name, schema) for name in names}
         if input_fn.response:  # predict() too: a model_fn may read labels in every mode
+            if schema is not None and not labelled and [c.name for c in schema.response] != \
+                    input_fn.response:
+                return feeds  # another response than the model's: predictions need none
             arrays = [columns[name] for name in input_fn.response]
-            kinds = {_kind(a) for a in arrays}
+            kinds = {kind_of(a, input_fn.factors.get(n)) for n, a in zip(input_fn.response,
+                                                                         arrays)}
             if len(kinds) > 1:
-                raise TypeError(f"The response columns {input_fn.response} must be of one type, "
+                raise TypeError(f"The response columns {input_fn.response} must be of one kind, "
                                 f"got {sorted(kinds)}.")
-            kind = kinds.pop()
-            labels = arrays[0] if len(arrays) == 1 else np.stack(arrays, axis=1)
-            feeds[_LABEL] = _as_kind(labels, kind)
+            if len(arrays) == 1:
+                feeds[LABEL] = self._label_feed(input_fn, input_fn.response[0], schema)
+            elif kinds & {"string", "factor"}:
+                raise TypeError(f"The response columns {input_fn.response} hold text: several "
+                                "response columns must hold numbers (one text response "
+                                "column may be a factor).")
+            else:
+                feeds[LABEL] = aligned(np.stack([self._feed(input_fn, n, schema)
+                                                 for n in input_fn.response], axis=1))
         return feeds
+
+    def _feed(self, input_fn, name, schema):
+        """One column as fed: numbers as recorded (or as they are), text as codes."""
+        values = input_fn.columns[name]
+        if values.dtype.kind == "U":
+            return as_coded(values, input_fn.factors.get(name))
+        return values if schema is None else schema.as_recorded(name, values)
+
+    def _label_feed(self, input_fn, name, schema):
+        """The response: a factor's class ids (by label, in its recorded levels), else as fed."""
+        levels = None if schema is None else schema.response_levels
+        factor = input_fn.factors.get(name)
+        if levels is None and factor is not None:
+            levels = factor.levels
+        if levels is not None:
+            return aligned(label_ids(input_fn, name, levels, "the levels the model was trained on"))
+        return self._feed(input_fn, name, schema)
 
     def _call_model_fn(self, features, labels, mode):
         kwargs = {}
@@ -338,73 +352,82 @@ class CustomEstimator(Estimator):
         """Calls the model_fn on the input's tensors and keeps what the loops of ``mode`` run."""
         v1 = tf.compat.v1
         _register_features_conversion(tf)
-        features = Features((name, tensor) for name, tensor in batch.items() if name != _LABEL)
-        labels = batch.get(_LABEL)
-        key = _MODE_KEY[mode]
-        spec = self._call_model_fn(features, labels, key)
+        features = Features((name, tensor) for name, tensor in batch.items() if name != LABEL)
+        spec = self._call_model_fn(features, batch.get(LABEL), MODE_KEY[mode])
         state.model_variables = v1.global_variables()
-        graph = tf.compat.v1.get_default_graph()
-
-        def tensor(value, what):
-            try:
-                return graph.as_graph_element(value, allow_tensor=True, allow_operation=False)
-            except (TypeError, ValueError) as error:
-                raise TypeError(f"estimator_spec(): `{what}` must be a tensor of the model_fn's "
-                                f"graph, got {value!r}.") from error
-
         if mode == PREDICT:
-            predictions = spec.predictions
-            if predictions is None:
-                raise ValueError("For mode 'infer', the model_fn's estimator_spec() needs "
-                                 "`predictions`.")
-            if not isinstance(predictions, dict):
-                predictions = {"predictions": predictions}
-            state.predictions = {str(k): tensor(v, f"predictions${k}")
-                                 for k, v in predictions.items()}
-            state.spec_hooks = spec.prediction_hooks
+            _keep_predictions(state, spec)
             return
         if spec.loss is None:
-            raise ValueError(f"For mode {key!r}, the model_fn's estimator_spec() needs `loss`.")
-        loss = tensor(spec.loss, "loss")
-        if loss.shape.rank not in (0, None) and loss.shape.num_elements() != 1:
-            raise ValueError(f"estimator_spec(): `loss` must be a scalar, got shape {loss.shape}.")
-        loss = tf.reshape(loss, [])
+            raise ValueError(f"For mode {MODE_KEY[mode]!r}, the model_fn's estimator_spec() needs "
+                             "`loss`.")
+        loss = tf.reshape(_tensor(spec.loss, "loss", scalar=True), [])
         if not v1.get_collection(v1.GraphKeys.LOSSES):
             v1.add_to_collection(v1.GraphKeys.LOSSES, loss)
         v1.add_to_collection(TRAINING_LOSS_COLLECTION, loss)
         state.training_loss = loss
         if mode == TRAIN:
-            if spec.train_op is None:
-                raise ValueError("For mode 'train', the model_fn's estimator_spec() needs "
-                                 "`train_op`.")
-            try:
-                train_op = graph.as_graph_element(spec.train_op, allow_tensor=True,
-                                                  allow_operation=True)
-            except (TypeError, ValueError) as error:
-                raise TypeError("estimator_spec(): `train_op` must be an op of the model_fn's "
-                                f"graph, got {spec.train_op!r}.") from error
-            state.train_op = train_op
-            v1.add_to_collection(v1.GraphKeys.TRAIN_OP, train_op)
-            state.fetches = train_op
-            state.spec_hooks = [*spec.training_hooks, _GlobalStepMustAdvance(state.global_step_read)]
-            return
-        with v1.variable_scope("metrics"):
-            metrics = {"loss": v1.metrics.mean(loss)}
-        for name, (value, update) in spec.eval_metric_ops.items():
-            metrics[str(name)] = (tensor(value, f"eval_metric_ops${name}"), update)
-        state.metric_values = {name: value for name, (value, _) in metrics.items()}
-        state.metric_update = tf.group(*[update for _, update in metrics.values()])
-        state.metric_reset = v1.variables_initializer(
-            v1.get_collection(v1.GraphKeys.METRIC_VARIABLES) +
-            v1.get_collection(v1.GraphKeys.LOCAL_VARIABLES))
-        state.fetches = state.metric_update
-        state.spec_hooks = spec.evaluation_hooks
+            _keep_training(state, spec)
+        else:
+            _keep_evaluation(state, spec, tf, loss)
 
     def _available_keys(self, state):
         return tuple(state.predictions)
 
     def _finish_predictions(self, merged):
         return merged
+
+
+def _tensor(value, what, scalar=False):
+    """``value`` as a tensor of the model_fn's graph; TypeError naming ``what`` if it is none."""
+    graph = import_tensorflow().compat.v1.get_default_graph()
+    try:
+        found = graph.as_graph_element(value, allow_tensor=True, allow_operation=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"estimator_spec(): `{what}` must be a tensor of the model_fn's "
+                        f"graph, got {value!r}.") from error
+    if scalar and found.shape.rank not in (0, None) and found.shape.num_elements() != 1:
+        raise ValueError(f"estimator_spec(): `{what}` must be a scalar, got shape {found.shape}.")
+    return found
+
+
+def _keep_predictions(state, spec):
+    predictions = spec.predictions
+    if predictions is None:
+        raise ValueError("For mode 'infer', the model_fn's estimator_spec() needs `predictions`.")
+    if not isinstance(predictions, dict):
+        predictions = {"predictions": predictions}
+    state.predictions = {str(k): _tensor(v, f"predictions${k}") for k, v in predictions.items()}
+    state.spec_hooks = spec.prediction_hooks
+
+
+def _keep_training(state, spec):
+    v1 = import_tensorflow().compat.v1
+    if spec.train_op is None:
+        raise ValueError("For mode 'train', the model_fn's estimator_spec() needs `train_op`.")
+    try:
+        train_op = v1.get_default_graph().as_graph_element(spec.train_op, allow_tensor=True,
+                                                           allow_operation=True)
+    except (TypeError, ValueError) as error:
+        raise TypeError("estimator_spec(): `train_op` must be an op of the model_fn's "
+                        f"graph, got {spec.train_op!r}.") from error
+    state.train_op = state.fetches = train_op
+    v1.add_to_collection(v1.GraphKeys.TRAIN_OP, train_op)
+    state.spec_hooks = [*spec.training_hooks, _GlobalStepMustAdvance(state.global_step_read)]
+
+
+def _keep_evaluation(state, spec, tf, loss):
+    v1 = tf.compat.v1
+    with v1.variable_scope("metrics"):
+        metrics = {"loss": v1.metrics.mean(loss)}
+    for name, (value, update) in spec.eval_metric_ops.items():
+        metrics[str(name)] = (_tensor(value, f"eval_metric_ops${name}"), update)
+    state.metric_values = {name: value for name, (value, _) in metrics.items()}
+    state.metric_update = state.fetches = tf.group(*[update for _, update in metrics.values()])
+    state.metric_reset = v1.variables_initializer(
+        v1.get_collection(v1.GraphKeys.METRIC_VARIABLES) +
+        v1.get_collection(v1.GraphKeys.LOCAL_VARIABLES))
+    state.spec_hooks = spec.evaluation_hooks
 
 
 def _accepted_args(fn):

@@ -64,6 +64,9 @@ from __future__ import annotations
 import json
 import os
 
+from pyhooks.estimators.graph import ModelTensors
+from pyhooks.estimators.modes import TRAINING_LOSS_COLLECTION
+
 __all__ = ["ReplicatedTraining", "check_strategy"]
 
 # (and their TensorFlow 1 variants, MirroredStrategyV1 & co.)
@@ -189,8 +192,6 @@ class ReplicatedTraining:
         """Builds ``build_replica(replica_state, batch_part)`` once per replica; sets on ``state``
         what the loop runs: ``train_op``, ``fetches``, ``training_loss``, ``per_example_loss``
         (canned), ``model_variables``, ``spec_hooks``, and the ``losses`` collections."""
-        from pyhooks.estimators.estimator import TRAINING_LOSS_COLLECTION
-
         v1 = tf.compat.v1
         strategy = self.strategy
         graph = v1.get_default_graph()
@@ -263,17 +264,13 @@ class ReplicatedTraining:
         return [StopAgreementHook(self.strategy, self.worker, 1, vote=vote)]
 
 
-class _ReplicaState:
-    """What one replica's build writes (a stand-in for the graph state inside the replicas)."""
+class _ReplicaState(ModelTensors):
+    """What one replica's build writes (the graph state's stand-in inside the replicas)."""
 
     replicated = True
 
     def __init__(self, state):
-        self.global_step = state.global_step
-        self.global_step_read = state.global_step_read
-        self.spec_hooks = []
-        self.per_example_loss = None
-        self.train_op = None
+        super().__init__(state.global_step, state.global_step_read)
 
 
 def _split(tf, batch, parts):

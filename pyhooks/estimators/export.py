@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import time
-import types
 
 from pyhooks.estimators._quiet import import_tensorflow, quiet
-from pyhooks.estimators.estimator import _LABEL, PREDICT, _feature_name, _GraphState, _tf_dtype
+from pyhooks.estimators.graph import ModelTensors, global_step_read
+from pyhooks.estimators.modes import PREDICT
+from pyhooks.estimators.pipeline import placeholder_name
 
 __all__ = ["export_savedmodel"]
 
@@ -39,8 +40,8 @@ def export_savedmodel(estimator, export_dir_base, checkpoint_path=None, as_text=
         the export's path.
 
     Raises:
-        ValueError: no checkpoint yet, or a custom estimator that has not seen
-            any input (its input columns are not known yet).
+        ValueError: no checkpoint yet, or a custom estimator whose input columns
+            are not known yet (never trained).
     """
     tf = import_tensorflow()
     v1 = tf.compat.v1
@@ -50,40 +51,20 @@ def export_savedmodel(estimator, export_dir_base, checkpoint_path=None, as_text=
     if checkpoint is None:
         raise ValueError(f"No checkpoint in {estimator.model_dir!r}: train the model before "
                          "exporting it.")
-    custom = getattr(estimator, "_model_fn", None) is not None
-    if custom:
-        signatures = [key[1] for key in estimator._states if isinstance(key, tuple)]  # noqa: SLF001
-        if not signatures:
-            raise ValueError("export_savedmodel() of a custom estimator needs its input's "
-                             "columns: train, evaluate or predict with it first.")
-        inputs = [(name, kind, shape) for name, kind, shape in signatures[0] if name != _LABEL]
+    inputs = estimator.serving_inputs()
     path = _unique_dir(os.fspath(export_dir_base))
     graph = tf.Graph()
     with graph.as_default(), quiet():
-        state = types.SimpleNamespace(spec_hooks=[])
-        state.global_step = v1.train.get_or_create_global_step()
-        state.global_step_read = state.global_step._graph_element  # noqa: SLF001
-        if custom:
-            batch = {name: v1.placeholder(tf.as_dtype(kind), [None, *shape], name=name)
-                     for name, kind, shape in inputs}
-            serving = dict(batch)
-            estimator._build_model_fn(state, tf, PREDICT, batch)  # noqa: SLF001
-        else:
-            raw = estimator._raw_inputs  # noqa: SLF001
-            keys = [key for key, _ in raw]
-            batch, serving = {}, {}
-            for key, kind in raw:
-                name = key if keys.count(key) == 1 else f"{key}_{kind}"
-                width = max(column.input_dimension(key)
-                            for column in estimator._raw_users[(key, kind)])  # noqa: SLF001
-                placeholder = v1.placeholder(_tf_dtype(tf, kind),
-                                             [None] if width == 1 else [None, width], name=name)
-                batch[_feature_name(key, kind)] = serving[name] = placeholder
-            _GraphState._build_canned(state, tf, estimator, PREDICT, batch)  # noqa: SLF001
+        step = v1.train.get_or_create_global_step()
+        state = ModelTensors(step, global_step_read(tf, step))
+        batch, serving = {}, {}
+        for name, key, dtype, shape in inputs:
+            batch[key] = serving[name] = v1.placeholder(tf.as_dtype(dtype), [None, *shape],
+                                                        name=placeholder_name(name))
+        estimator.model_builder()(state, tf, PREDICT, batch)
         outputs = dict(state.predictions)
-        head = getattr(estimator, "_head", None)
-        if "class_ids" in outputs and hasattr(head, "n_classes"):
-            names = head.label_vocabulary or [str(i) for i in range(head.n_classes)]
+        names = estimator.class_names()
+        if "class_ids" in outputs and names is not None:
             outputs["classes"] = tf.gather(tf.constant(names), outputs["class_ids"])
         saver = v1.train.Saver(var_list=state.model_variables, allow_empty=True)
         with v1.Session(graph=graph) as session:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyhooks.estimators._sizes import check_fits_memory
+from pyhooks.estimators.schema import label_ids
 from pyhooks.timer import check_positive
 
 __all__ = ["ClassificationHead", "RegressionHead"]
@@ -32,7 +33,8 @@ class RegressionHead:
     def label_shape(self):
         return [None, self.label_dimension]
 
-    def labels(self, input_fn):
+    def labels(self, input_fn, levels=None):
+        """``float32 [n, label_dimension]`` of the response columns (numbers only)."""
         names = input_fn.response
         if len(names) != self.label_dimension:
             raise ValueError(f"The estimator has label_dimension={self.label_dimension}, but the "
@@ -40,20 +42,21 @@ class RegressionHead:
         stacked = []
         for name in names:
             values = input_fn.columns[name]
-            if values.dtype.kind not in "biuf":
+            if name in input_fn.factors or values.dtype.kind not in "biuf":
+                what = "a factor" if name in input_fn.factors else f"strings such as {values[0]!r}"
                 raise TypeError(f"Response column {name!r} must be numeric for a regressor, got "
-                                f"strings such as {values[0]!r}.")
+                                f"{what}.")
             stacked.append(values.astype(np.float32))
         return np.stack(stacked, axis=1)
+
+    def class_names(self, levels=None):
+        return None  # a regressor has no classes
 
     def unweighted_loss(self, tf, labels, logits):
         return tf.reduce_sum(tf.math.squared_difference(logits, labels), axis=1)
 
     def predictions(self, tf, logits):
         return {"predictions": logits}
-
-    def finish_predictions(self, values):
-        return values
 
     def metrics(self, tf, labels, logits, unweighted, weights, training_loss):
         m = tf.compat.v1.metrics
@@ -103,29 +106,36 @@ class ClassificationHead:
     def label_shape(self):
         return [None]
 
-    def labels(self, input_fn):
+    def labels(self, input_fn, levels=None):
+        """``int64 [n]`` class ids of the response.
+
+        Labels (text, a factor) are matched by name: to ``label_vocabulary`` if
+        given, else to ``levels`` (the factor's levels when the model was first
+        trained). Numbers are class ids ``0..n_classes-1``.
+        """
         names = input_fn.response
         if len(names) != 1:
             raise ValueError(f"A classifier needs one response column, got {names}.")
         name = names[0]
         values = input_fn.columns[name]
-        if self.label_vocabulary is not None and values.dtype.kind in "iu":
-            # class ids, e.g. an R factor's level numbers minus one (levels = label_vocabulary)
-            pass
-        elif self.label_vocabulary is not None:
-            if values.dtype.kind != "U":
-                raise TypeError(f"Response column {name!r} must hold strings from "
-                                f"label_vocabulary={self.label_vocabulary}, got {values.dtype}.")
-            index = {v: i for i, v in enumerate(self.label_vocabulary)}
-            unknown = sorted(set(values.tolist()) - set(index))
-            if unknown:
-                raise ValueError(f"Response column {name!r} has values not in label_vocabulary="
-                                 f"{self.label_vocabulary}: {unknown[:5]}.")
-            return np.array([index[v] for v in values.tolist()], dtype=np.int64)
+        factor = input_fn.factors.get(name)
+        if self.label_vocabulary is not None and (factor is not None or values.dtype.kind == "U"):
+            return label_ids(input_fn, name, self.label_vocabulary, "label_vocabulary")
+        if factor is not None or (levels is not None and values.dtype.kind == "U"):
+            levels = factor.levels if levels is None else levels
+            if len(levels) != self.n_classes:
+                shown = ", ".join(map(repr, levels[:10])) + (", ..." if len(levels) > 10 else "")
+                raise ValueError(
+                    f"Response column {name!r} is a factor of {len(levels)} levels ({shown}), but "
+                    f"the classifier has n_classes = {self.n_classes}: give n_classes = "
+                    f"{len(levels)}, or drop the unused levels first (R: droplevels()).")
+            return label_ids(input_fn, name, levels, "the levels the model was trained on")
         if values.dtype.kind == "U":
             raise TypeError(f"Response column {name!r} holds strings such as {values[0]!r}: "
-                            "give `label_vocabulary` to the classifier, or use class ids "
-                            "0..n_classes-1.")
+                            "give `label_vocabulary` to the classifier, make it a factor, or "
+                            "use class ids 0..n_classes-1.")
+        if values.dtype.kind == "b":
+            values = values.astype(np.int64)
         if values.dtype.kind == "f" and not np.all(np.mod(values, 1) == 0):
             raise ValueError(f"Response column {name!r} must hold class ids (whole numbers), got "
                              f"{values[np.mod(values, 1) != 0][0]!r}.")
@@ -136,6 +146,14 @@ class ClassificationHead:
                              f"{self.n_classes}) for n_classes={self.n_classes}, got "
                              f"{int(ids[bad][0])}.")
         return ids
+
+    def class_names(self, levels=None):
+        """The name of each class id: ``label_vocabulary``, else ``levels``, else ``"0"``, ``"1"``..."""
+        if self.label_vocabulary is not None:
+            return list(self.label_vocabulary)
+        if levels is not None and len(levels) == self.n_classes:
+            return [str(level) for level in levels]
+        return [str(i) for i in range(self.n_classes)]
 
     def unweighted_loss(self, tf, labels, logits):
         if self.binary:
@@ -152,14 +170,6 @@ class ClassificationHead:
                     "class_ids": tf.cast(logits > 0, tf.int64)}
         return {"logits": logits, "probabilities": tf.nn.softmax(logits),
                 "class_ids": tf.expand_dims(tf.argmax(logits, axis=1), 1)}
-
-    def finish_predictions(self, values):
-        """Adds ``classes`` (label strings) computed from ``class_ids`` in numpy."""
-        ids = values.get("class_ids")
-        if ids is not None:
-            names = self.label_vocabulary or [str(i) for i in range(self.n_classes)]
-            values["classes"] = np.asarray(names, dtype=object)[ids]
-        return values
 
     def metrics(self, tf, labels, logits, unweighted, weights, training_loss):
         m = tf.compat.v1.metrics

@@ -9,13 +9,33 @@ them to an input pipeline that lives as long as the estimator.
 
 from __future__ import annotations
 
+import datetime
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
 from pyhooks.timer import check_positive
 
-__all__ = ["InputFn", "column_from_r", "input_fn"]
+__all__ = ["Factor", "InputFn", "RColumn", "as_column", "column_from_r", "input_fn", "row_label"]
+
+
+class Factor(NamedTuple):
+    """A categorical column's ``levels`` (in their order) and ``codes`` (int32, 0-based) into them.
+
+    The column itself holds the labels (``levels[codes]``); the levels are kept so
+    that a model can record them and match later data by label, never by code.
+    """
+
+    levels: tuple
+    codes: np.ndarray
+
+
+class RColumn(NamedTuple):
+    """A column sent by R (see :func:`column_from_r`): its values, and its levels if a factor."""
+
+    values: np.ndarray
+    factor: Factor | None = None
 
 
 def _column_names(data):
@@ -30,8 +50,12 @@ def _column_names(data):
     module = type(data).__module__ or ""
     if module.startswith("pandas") and hasattr(data, "columns"):
         names = [str(c) for c in data.columns]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"`data` has more than one column named {', '.join(map(repr, twice))}: "
+                             "which one to read would be a guess. Rename or drop the copies.")
         by_name = dict(zip(names, data.columns))
-        return "DataFrame", names, lambda name: data[by_name[name]].to_numpy()
+        return "DataFrame", names, lambda name: data[by_name[name]]
     if isinstance(data, np.ndarray):
         raise TypeError("`data` must be column-oriented (a dict of columns, a numpy structured "
                         f"array or a pandas DataFrame), got a plain numpy array of shape "
@@ -64,16 +88,68 @@ def _names(argument, value, allow_none):
     return list(value)
 
 
-def _missing_error(name, mask):
-    rows = np.flatnonzero(mask)
-    return ValueError(f"Column {name!r} has {rows.size} missing value(s) (NaN/None), first at "
-                      f"row {int(rows[0])}: remove or impute them before input_fn().")
+def row_label(index, first_row):
+    """Row ``index`` (0-based) as the user counts: ``row 3`` from R (1-based), ``index 2`` in Python."""
+    return f"row {index + 1}" if first_row == 1 else f"index {index}"
 
 
-def as_column(name, values):
-    """One column as a 1-D numpy array of float64, int64, bool or str; raises on bad data."""
-    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
-        values = values.to_numpy()
+def _bad_values_error(name, mask, what, fix, first_row):
+    rows = np.flatnonzero(mask.reshape(len(mask), -1).any(axis=1))
+    return ValueError(f"Column {name!r} has {rows.size} {what}, first at "
+                      f"{row_label(int(rows[0]), first_row)}: {fix}.")
+
+
+_DATE_FIX = ("pyhooks does not turn {what} into numbers on its own. Convert the column "
+             "first, e.g. to days since 1970-01-01 (`values.astype('datetime64[D]').astype("
+             "'int64')`) or to a category such as its month")
+
+
+def _check_numbers(name, array, first_row):
+    """NaN and ±Inf refused, naming the column and the first row."""
+    finite = np.isfinite(array)
+    if finite.all():
+        return
+    missing = np.isnan(array)
+    if missing.any():
+        raise _bad_values_error(name, missing, "missing value(s) (NaN/None)",
+                                "remove or impute them before input_fn()", first_row)
+    raise _bad_values_error(name, ~finite, "infinite value(s) (Inf/-Inf)",
+                            "remove them or replace them by finite values before input_fn()",
+                            first_row)
+
+
+def _categorical(values):
+    """A pandas categorical Series as ``(labels, Factor)``, else None."""
+    categories = getattr(getattr(values, "cat", None), "categories", None)
+    if categories is None:
+        return None
+    codes = np.asarray(values.cat.codes, dtype=np.int32)
+    if (codes < 0).any():
+        return np.array([None] * len(codes), dtype=object), None  # missing: refused below
+    levels = tuple(categories.tolist())
+    labels = np.asarray(categories)[codes]
+    return labels, Factor(levels, codes)
+
+
+def as_column(name, values, first_row=0):
+    """One column as a numpy array, checked; returns ``(array, Factor or None)``.
+
+    Numbers keep their dtype (``float32`` stays ``float32``, as TensorFlow 1's
+    ``numpy_input_fn`` kept it); lists of Python numbers become ``float64`` or
+    ``int64``; booleans ``bool``; text ``str``. A pandas categorical (or an R
+    factor) holds its labels and keeps its levels (:class:`Factor`). Missing
+    values, ±Inf, dates, durations and complex numbers are refused, naming the
+    column (and the first row).
+    """
+    factor = None
+    if isinstance(values, RColumn):
+        values, factor = values
+    else:
+        found = _categorical(values)
+        if found is not None:
+            values, factor = found
+        elif hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+            values = values.to_numpy()
     try:
         array = np.asarray(values)
         if isinstance(values, (list, tuple)) and array.ndim == 1 and array.dtype.kind == "U":
@@ -91,81 +167,107 @@ def as_column(name, values):
                          f"numbers only (a matrix of numbers, one row per example), got shape "
                          f"{array.shape}.")
     kind = array.dtype.kind
+    if kind in "Mm":
+        what = "dates and times" if kind == "M" else "durations"
+        raise TypeError(f"Column {name!r} holds {what} ({array.dtype}): "
+                        + _DATE_FIX.format(what=what) + ".")
+    if kind == "c":
+        raise TypeError(f"Column {name!r} holds complex numbers: give their real and imaginary "
+                        "parts as two numeric columns (`values.real`, `values.imag`).")
     if kind == "f":
-        missing = np.isnan(array)
-        if missing.any():
-            raise _missing_error(name, missing)
-        return array.astype(np.float64, copy=False)
-    if kind in "iu":
-        return array.astype(np.int64, copy=False)
-    if kind == "b":
-        return array
+        _check_numbers(name, array, first_row)
+        return array, factor
+    if kind in "iub":
+        return array, factor
     if kind in "US":
-        return array.astype(str, copy=False)
+        return array.astype(str, copy=False), factor
     if kind == "O":
-        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in array],
-                           dtype=bool)
-        if missing.any():
-            raise _missing_error(name, missing)
-        if all(isinstance(v, str) for v in array):
-            return array.astype(str)
-        if all(isinstance(v, (bool, np.bool_)) for v in array):
-            return array.astype(bool)
-        if all(isinstance(v, numbers.Integral) for v in array):
-            return array.astype(np.int64)
-        if all(isinstance(v, numbers.Real) for v in array):
-            return array.astype(np.float64)
-        types = sorted({type(v).__name__ for v in array})
-        raise TypeError(f"Column {name!r} must hold numbers or strings of one kind, got a mix "
-                        f"of {', '.join(types)}.")
+        return _object_column(name, array, first_row), factor
     raise TypeError(f"Column {name!r} has unsupported type {array.dtype} (numbers, booleans or "
                     "strings are supported).")
+
+
+def _object_column(name, array, first_row):
+    """An object array (Python values) as numbers, booleans or strings of one kind."""
+    missing = np.array([v is None or (isinstance(v, float) and v != v) for v in array],
+                       dtype=bool)
+    if missing.any():
+        raise _bad_values_error(name, missing, "missing value(s) (NaN/None)",
+                                "remove or impute them before input_fn()", first_row)
+    if any(isinstance(v, (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64))
+           for v in array):
+        what = "dates and times" if not any(
+            isinstance(v, (datetime.timedelta, np.timedelta64)) for v in array) else "durations"
+        raise TypeError(f"Column {name!r} holds {what}: " + _DATE_FIX.format(what=what) + ".")
+    if all(isinstance(v, str) for v in array):
+        return array.astype(str)
+    if all(isinstance(v, (bool, np.bool_)) for v in array):
+        return array.astype(bool)
+    if all(isinstance(v, numbers.Integral) for v in array):
+        return array.astype(np.int64)
+    if all(isinstance(v, numbers.Real) for v in array):
+        values = array.astype(np.float64)
+        _check_numbers(name, values, first_row)
+        return values
+    types = sorted({type(v).__name__ for v in array})
+    raise TypeError(f"Column {name!r} must hold numbers or strings of one kind, got a mix "
+                    f"of {', '.join(types)}.")
 
 
 _R_TYPES = {"double": "<f8", "integer": "<i4", "logical": "<i4"}
 
 
 def column_from_r(kind, data, levels=None):
-    """A column sent by R's ``input_fn()`` as whole arrays, as a 1-D numpy array.
+    """A column sent by R's ``input_fn()`` as whole arrays (an :class:`RColumn`).
 
     R sends each column as its values' bytes (``writeBin()``), so no value is
     converted on its own. Character columns and factors come as 1-based codes
-    (``integer`` bytes) and their distinct values (``levels``).
+    (``integer`` bytes) and their distinct values or levels (``levels``).
 
     Args:
         kind: R's type of the values: ``"double"``, ``"integer"``, ``"logical"``,
-            or ``"character"`` (codes into ``levels``).
+            ``"character"`` (codes into its distinct values ``levels``) or
+            ``"factor"`` (codes into the factor's ``levels``, kept as its levels).
         data: the little-endian bytes of the values or codes.
-        levels: for ``"character"``, the distinct strings.
+        levels: for ``"character"`` and ``"factor"``, the strings the codes point at.
     """
-    if kind == "character":
-        codes = np.frombuffer(data, dtype="<i4")
-        return np.asarray(list(levels) if levels is not None else [], dtype=str)[codes - 1]
+    if kind in ("character", "factor"):
+        codes = np.frombuffer(data, dtype="<i4").astype(np.int32) - 1
+        strings = np.asarray(list(levels) if levels is not None else [], dtype=str)
+        factor = Factor(tuple(strings.tolist()), codes) if kind == "factor" else None
+        return RColumn(strings[codes], factor)
     if kind not in _R_TYPES:
-        raise TypeError(f"R column type {kind!r} is not one of {', '.join(_R_TYPES)} or "
-                        "character.")
+        raise TypeError(f"R column type {kind!r} is not one of {', '.join(_R_TYPES)}, character "
+                        "or factor.")
     values = np.frombuffer(data, dtype=_R_TYPES[kind])
     if kind == "logical":
-        return values != 0
-    return values.astype(np.int64) if kind == "integer" else values
+        return RColumn(values != 0)
+    return RColumn(values.astype(np.int64) if kind == "integer" else values)
 
 
 class InputFn:
     """Validated, column-oriented training or prediction data (see :func:`input_fn`).
 
     Attributes:
-        columns: ``{name: 1-D numpy array}`` of the features and the response.
+        columns: ``{name: numpy array}`` of the features and the response (one row
+            per example; a factor's labels).
+        factors: ``{name: Factor}`` of the categorical columns (pandas categoricals,
+            R factors): their levels, in order.
         features: the feature column names.
         response: the response column names (empty when there is none).
         n: the number of rows.
+        first_row: how the user counts rows in messages: 1 for data from R, 0 in Python.
     """
 
-    __slots__ = ("columns", "features", "response", "n", "batch_size", "shuffle", "num_epochs",
-                 "queue_capacity", "num_threads", "seed", "__weakref__")
+    __slots__ = ("columns", "factors", "features", "response", "n", "batch_size", "shuffle",
+                 "num_epochs", "queue_capacity", "num_threads", "seed", "first_row",
+                 "__weakref__")
 
     def __init__(self, columns, features, response, batch_size, shuffle, num_epochs,
-                 queue_capacity, num_threads, seed):
+                 queue_capacity, num_threads, seed, factors=None, first_row=0):
         self.columns = columns
+        self.factors = dict(factors or {})
+        self.first_row = first_row
         self.features = features
         self.response = response
         self.n = len(next(iter(columns.values())))
@@ -210,6 +312,10 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
     Args:
         data: column-oriented data: a dict of equal-length lists or 1-D arrays, a
             numpy structured array, or a pandas DataFrame (pandas is optional).
+            Numbers keep their dtype; a pandas categorical keeps its categories as
+            levels, which a model records and matches by label later. Dates, times,
+            durations and complex numbers are refused (convert them first), as are
+            missing and infinite values and two columns of one name.
         features: the name(s) of the feature columns.
         response: the name of the label column (a list of names for a
             multi-dimensional regression), or None (prediction only).
@@ -256,13 +362,17 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
     if seed is not None:
         seed = check_positive("seed", seed, integer=True, allow_zero=True)
 
-    columns = {}
-    for name in dict.fromkeys(feature_names + response_names):
-        columns[name] = as_column(name, getter(name))
+    raw = {name: getter(name) for name in dict.fromkeys(feature_names + response_names)}
+    first_row = 1 if any(isinstance(v, RColumn) for v in raw.values()) else 0
+    columns, factors = {}, {}
+    for name, values in raw.items():
+        columns[name], factor = as_column(name, values, first_row)
+        if factor is not None:
+            factors[name] = factor
     lengths = {name: len(values) for name, values in columns.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"`data` columns must have the same length, got {lengths}.")
     if not next(iter(lengths.values())):
         raise ValueError("`data` has no rows: input_fn() needs at least one example.")
     return InputFn(columns, feature_names, response_names, batch_size, shuffle, num_epochs,
-                   queue_capacity, num_threads, seed)
+                   queue_capacity, num_threads, seed, factors, first_row)

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import socket
+import tempfile
 
 from pyhooks.errors import CheckpointError, DiskWriteError, ModelDirLockedError
 
@@ -61,6 +62,31 @@ def disk_error(what, path, error):
     found = DiskWriteError(f"Could not write {what} to {path!r}: {_DISK_CAUSES[code]}{hint}.")
     found.errno = code  # str() stays the message alone: path and cause first
     return found
+
+
+def make_model_dir(model_dir):
+    """``model_dir`` as an absolute directory path, created if needed.
+
+    None: a new temporary directory. Anything but a path, or a path to a file,
+    is an error naming ``model_dir`` and saying what to give instead.
+    """
+    if model_dir is None:
+        return tempfile.mkdtemp(prefix="pyhooks_model_")
+    if not isinstance(model_dir, (str, os.PathLike)) or not os.fspath(model_dir):
+        raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
+    path = os.path.abspath(os.fspath(model_dir))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"`model_dir` {path!r} is a file, not a directory: give the path of a "
+                         "directory (a new one, or one holding a model's checkpoints).")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        found = disk_error("the model directory", path, error)
+        if found is None:
+            raise ValueError(f"`model_dir` {path!r} cannot be created: {error.strerror or error}."
+                             ) from error
+        raise found from error
+    return path
 
 
 def _shown(model_dir):

@@ -5,19 +5,26 @@
 #' `batch_size` rows, for `num_epochs` passes.
 #'
 #' @param data A data frame, a matrix with column names, or a named list of
-#'   equal-length vectors or matrices (a matrix holds a row of numbers per
-#'   example, for `column_numeric(shape = )`; tfestimators' `object =` is
-#'   accepted too); or a formula `response ~ features`, followed by the
-#'   data. The feature and response columns must not hold `NA` (an error
-#'   names the column and the row): remove or impute them first, e.g. with
-#'   `na.omit()`.
+#'   equal-length vectors or matrices (a matrix, or a list column of
+#'   equal-length numeric vectors, holds a row of numbers per example, for
+#'   `column_numeric(shape = )`; tfestimators' `object =` is accepted too); or
+#'   a formula `response ~ features`, followed by the data. The feature and
+#'   response columns may be numeric, integer, logical, character or factor
+#'   columns, and must not hold `NA`, `Inf` or `-Inf` (an error names the
+#'   column and the row): remove or impute them first, e.g. with `na.omit()`.
+#'   `Date`, `POSIXct`, `difftime`, complex and raw columns are refused, with
+#'   the conversion to choose (e.g. `as.numeric(date)`): pyhooks never turns
+#'   them into numbers silently. Column names must be unique.
 #' @param features The feature columns: names (`c("drat", "cyl")`), bare
 #'   names (`c(drat, cyl)`), tidyselect helpers (`starts_with("d")`,
 #'   `-mpg`), or a formula `mpg ~ drat + cyl` (`mpg ~ .`: every other
 #'   column) naming the response too.
 #' @param response The response column(s) (named as `features`), or `NULL`
-#'   (for [predict()]). A factor response becomes its level numbers minus
-#'   one (`levels(x)[1]` is class `0`), as in tfestimators.
+#'   (for [predict()]). A factor response is matched by its labels: a
+#'   classifier's classes are the factor's levels when the model is first
+#'   trained (`levels(x)[1]` is class `0`, and `predict()`'s `classes` are
+#'   the level names), and a later input whose factor lists its levels in
+#'   another order means the same classes.
 #' @param batch_size Rows per batch.
 #' @param shuffle `"auto"` (shuffle when training), `TRUE` or `FALSE`.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever
@@ -69,7 +76,9 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
       class = "pyhooks_error_argument", call = call
     )
   }
+  check_unique_names(data, call)
   check_no_missing(data, c(features, response), call)
+  check_column_types(data, c(features, response), call)
   py_pyhooks() # Python (and numpy) loaded before any column is converted
   # only the columns used are converted (and checked); the others are named
   # (for Python's error messages) and sent as NULL
@@ -108,6 +117,7 @@ input_fn.data.frame <- function(data, features, response = NULL, batch_size = 12
                                 shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
                                 num_threads = 1L, seed = NULL, ..., epochs = NULL) {
   rlang::check_required(features)
+  check_unique_names(data, rlang::current_env())
   resolved <- resolve_input_columns(data, rlang::enquo(features), rlang::enquo(response),
                                     rlang::current_env())
   if (!is.null(epochs)) { # tfestimators' name: errors name it
@@ -142,21 +152,75 @@ input_fn.matrix <- function(data, ...) {
   input_fn.data.frame(as.data.frame(data, stringsAsFactors = FALSE), ...)
 }
 
-# An R error for a missing value (NA, or NaN) in a feature or response column,
-# naming the column and the R row of the first one. Reticulate would send an
-# integer NA as -2147483648, a logical NA as TRUE and a character NA as "NA".
+# An R error for a missing value (NA, or NaN) or an infinite one in a feature or
+# response column, naming the column and the R row of the first one. Reticulate
+# would send an integer NA as -2147483648, a logical NA as TRUE and a character
+# NA as "NA".
 check_no_missing <- function(data, names, call = rlang::caller_env()) {
   if (!is.character(names)) return(invisible()) # Python names what is wrong with them
   for (name in intersect(unique(names), names(data))) {
     column <- data[[name]]
     if (!is.atomic(column) && !is.factor(column)) next
     missing <- which(is.na(column))
-    if (!length(missing)) next
+    if (length(missing)) {
+      cli::cli_abort(
+        c(
+          "Column {.val {name}} has {length(missing)} missing value{?s} ({.code NA}), first in row {missing[[1L]]}.",
+          "i" = "Remove or impute them before {.fn input_fn}, e.g. with {.code na.omit(data)}."
+        ),
+        class = "pyhooks_error_argument", call = call
+      )
+    }
+    infinite <- if (is.double(column)) which(is.infinite(column))
+    if (length(infinite)) {
+      row <- (infinite[[1L]] - 1L) %% NROW(column) + 1L # a matrix column: its row
+      cli::cli_abort(
+        c(
+          "Column {.val {name}} has {length(infinite)} infinite value{?s} ({.code Inf} or {.code -Inf}), first in row {row}.",
+          "i" = "Remove them, or replace them by finite values, before {.fn input_fn}."
+        ),
+        class = "pyhooks_error_argument", call = call
+      )
+    }
+  }
+  invisible()
+}
+
+# Two columns of one name: which one to read would be a guess.
+check_unique_names <- function(data, call) {
+  twice <- unique(names(data)[duplicated(names(data))])
+  if (!length(twice)) return(invisible())
+  cli::cli_abort(
+    c("{.arg data} has more than one column named {.val {twice}}.",
+      "i" = "Rename or drop the copies first, e.g. {.code data[!duplicated(names(data))]}."),
+    class = "pyhooks_error_argument", call = call
+  )
+}
+
+# Columns whose meaning as numbers is a choice (dates, times, durations) or that hold no
+# numbers (complex, raw): refused, with the conversions to choose from.
+check_column_types <- function(data, names, call) {
+  if (!is.character(names)) return(invisible())
+  for (name in intersect(unique(names), names(data))) {
+    column <- data[[name]]
+    fix <- if (inherits(column, "Date")) {
+      c("as.numeric(x)" = "days since 1970-01-01", "factor(format(x, \"%m\"))" = "its month")
+    } else if (inherits(column, "POSIXt")) {
+      c("as.numeric(x)" = "seconds since 1970-01-01 UTC",
+        "factor(format(x, \"%H\"))" = "its hour")
+    } else if (inherits(column, "difftime")) {
+      c("as.numeric(x, units = \"days\")" = "a number of days (or the units you mean)")
+    } else if (is.complex(column)) {
+      c("Re(x)" = "its real part, and Im(x) as another column")
+    } else if (is.raw(column)) {
+      c("as.integer(x)" = "its bytes as numbers")
+    }
+    if (is.null(fix)) next
+    kind <- if (is.object(column)) class(column)[[1L]] else typeof(column)
+    ways <- paste0("{.code ", names(fix), "} (", fix, ")", collapse = " or ")
     cli::cli_abort(
-      c(
-        "Column {.val {name}} has {length(missing)} missing value{?s} ({.code NA}), first in row {missing[[1L]]}.",
-        "i" = "Remove or impute them before {.fn input_fn}, e.g. with {.code na.omit(data)}."
-      ),
+      c("Column {.val {name}} is {.cls {kind}}: pyhooks does not turn it into numbers on its own.",
+        "i" = paste0("Convert it first, e.g. with ", ways, ".")),
       class = "pyhooks_error_argument", call = call
     )
   }
@@ -182,8 +246,8 @@ as_py_column <- function(column, name, call) {
   }
   kind <- typeof(column)
   levels <- NULL
-  if (is.factor(column)) { # its codes and labels as they are
-    kind <- "character"
+  if (is.factor(column)) { # its codes and its levels (matched by label, never by code)
+    kind <- "factor"
     levels <- as.list(levels(column))
     column <- as.integer(column)
   } else if (kind == "character") {

@@ -4,8 +4,7 @@
 # (`c(drat, cyl)`, `starts_with("d")`, `-mpg`), and strings as before.
 
 # list(features = , response = , data = ) from the quosures of `features` and
-# `response` on the data frame `data` (a factor response becomes its level
-# numbers minus one, as tfestimators encoded it).
+# `response` on the data frame `data`.
 resolve_input_columns <- function(data, features, response, call) {
   formula <- quo_formula(features)
   if (!is.null(formula)) {
@@ -21,9 +20,6 @@ resolve_input_columns <- function(data, features, response, call) {
     response <- if (!rlang::quo_is_null(response)) {
       select_columns(response, data, "response", call)
     }
-  }
-  for (name in response) {
-    if (is.factor(data[[name]])) data[[name]] <- as.integer(data[[name]]) - 1L
   }
   list(features = features, response = response, data = data)
 }

@@ -57,18 +57,20 @@ test_that("input_fn() takes formulas, bare names, tidyselect, object= and epochs
   expect_error(input_fn(mtcars, mpg ~ drat, response = "mpg"), "not both")
 })
 
-test_that("a factor response is encoded from its levels", {
+test_that("a factor response is sent with its levels and its classes are their names", {
   skip_if_no_pyhooks()
   input <- input_fn(iris, Species ~ ., batch_size = 10)
-  labels <- unlist(input$columns$Species$tolist())
-  expect_identical(labels, as.integer(iris$Species) - 1L)
+  expect_identical(unlist(input$columns$Species$tolist()), as.character(iris$Species))
+  expect_identical(unlist(input$factors$Species$levels), levels(iris$Species))
   # tfestimators' iris example: a dnn_classifier without label_vocabulary
   classifier <- dnn_classifier(feature_columns = feature_columns(
     column_numeric(setdiff(names(iris), "Species"))), hidden_units = c(10, 20, 10), n_classes = 3)
   quiet_train(classifier, input, steps = 5)
   predictions <- predict(classifier, input_fn = input)
   expect_true(all(predictions$class_ids %in% 0:2))
-  # with the levels as label_vocabulary, classes are the level names
+  expect_true(all(predictions$classes %in% levels(iris$Species)))
+  expect_identical(predictions$classes, levels(iris$Species)[predictions$class_ids + 1L])
+  # with the levels as label_vocabulary, classes are the level names too
   named <- dnn_classifier(feature_columns = feature_columns(column_numeric("Petal.Width")),
                           hidden_units = 3, n_classes = 3, label_vocabulary = levels(iris$Species))
   quiet_train(named, input, steps = 2)

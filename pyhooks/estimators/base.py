@@ -1,0 +1,598 @@
+"""The estimator: ``train()`` / ``evaluate()`` / ``predict()`` with hooks, fast when called again.
+
+R users call ``train()`` many times on one model. An :class:`Estimator` keeps one
+graph and session per mode (:mod:`pyhooks.estimators.graph`), converts each
+input's columns for its model once (then caches them), checks every input
+against the data contract recorded in its model_dir
+(:mod:`pyhooks.estimators.schema`), and runs the loop of each call under
+:class:`pyhooks.MonitoredSession` with the caller's hooks and
+:func:`default_hooks`. What the hooks need from the call (the steps it means to
+run, its saving listeners) they read from :func:`pyhooks.run_info`; the
+estimator never changes a hook it did not create.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+
+import numpy as np
+
+from pyhooks.estimators._quiet import import_tensorflow, native_stderr_filtered, quiet
+from pyhooks.estimators.config import RunConfig, check_session_config
+from pyhooks.estimators.distributed import ReplicatedTraining
+from pyhooks.estimators.export import export_savedmodel
+from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
+from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
+from pyhooks.estimators.inputs import InputFn
+from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
+from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, signature_of
+from pyhooks.estimators.schema import Schema
+from pyhooks.estimators.tensorboard import EventWriterHook, write_metrics
+from pyhooks.hook import RunInfo, SessionRunHook, check_hooks
+from pyhooks.hooks import _model_dir
+from pyhooks.hooks.checkpoint_saver import CheckpointSaverHook
+from pyhooks.hooks.history_saver import History, HistorySaverHook
+from pyhooks.hooks.nan_tensor import NanTensorHook
+from pyhooks.hooks.progress_bar import ProgressBarHook
+from pyhooks.hooks.stop_at_step import StopAtStepHook
+from pyhooks.timer import check_positive
+
+__all__ = ["Estimator", "default_hooks"]
+
+KIND_DTYPES = {FLOAT: "float32", INT: "int64", STR: "string", STR_OR_INT: "string"}
+
+
+class _StopAfterNRuns(SessionRunHook):
+    """Requests a stop after ``n`` runs (evaluation ``steps``)."""
+
+    def __init__(self, n):
+        self._n = n
+        self._done = 0
+
+    def after_create_session(self, session, coord):
+        if self._n <= 0:
+            coord.request_stop()
+
+    def after_run(self, run_context, run_values):
+        self._done += 1
+        if self._done >= self._n:
+            run_context.request_stop()
+
+
+def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None, listening=False):
+    """The hooks ``train()`` adds to the caller's ``hooks``, and the history saver of the call.
+
+    Added: a ``StopAtStepHook`` for ``steps`` / ``max_steps``; unless ``hooks``
+    has one of its kind, a ``NanTensorHook`` on the training loss, a
+    ``HistorySaverHook``, a ``ProgressBarHook`` and a ``CheckpointSaverHook``
+    as ``config`` says (every 600 s when saving listeners wait for saves); the
+    TensorBoard event writer when ``config`` writes summaries or step rates.
+
+    Returns:
+        ``(extra hooks, the HistorySaverHook whose history train() returns)``.
+    """
+    def has(kind):
+        return next((h for h in hooks if isinstance(h, kind)), None)
+
+    extra = []
+    if steps is not None:
+        extra.append(StopAtStepHook(num_steps=steps))
+    elif max_steps is not None:
+        extra.append(StopAtStepHook(last_step=max_steps))
+    if has(NanTensorHook) is None:
+        extra.append(NanTensorHook(state.training_loss))
+    history = has(HistorySaverHook)
+    if history is None:
+        history = HistorySaverHook()
+        extra.append(history)
+    if has(ProgressBarHook) is None:
+        extra.append(ProgressBarHook())
+    frequency = config.checkpoint_frequency(listening=listening)
+    if has(CheckpointSaverHook) is None and frequency is not None:
+        extra.append(CheckpointSaverHook(model_dir, saver=state.saver,
+                                                 save_graph_def=False, **frequency))
+    if config.save_summary_steps or config.log_step_count_steps:
+        extra.append(EventWriterHook(model_dir, state.summary_op, state.global_step_read,
+                                     config.save_summary_steps, config.log_step_count_steps))
+    return extra, history
+
+
+def _steps(name, value):
+    return check_positive(name, value, integer=True)
+
+
+def _raised_in_end(error):
+    """Whether ``error`` came from a hook's ``end()`` (the runner's note says so)."""
+    return any(note.startswith("pyhooks: raised in ") and note.endswith(".end()")
+               for note in getattr(error, "__notes__", ()))
+
+
+class Estimator:
+    """A canned estimator (see :func:`pyhooks.linear_regressor` & co.).
+
+    Attributes:
+        model_dir: where checkpoints are kept (a temporary directory if none was given).
+    """
+
+    def __init__(self, model, head, model_dir=None, weight_column=None, optimizer="Ftrl",
+                 session_config=None, seed=None, name="Estimator", config=None):
+        if config is not None and not isinstance(config, RunConfig):
+            raise TypeError(f"`config` must be made by run_config(), got {config!r}.")
+        self.config = config = config or RunConfig()
+        if model_dir is None:
+            model_dir = config.model_dir
+        if session_config is None:
+            session_config = config.session_config
+        check_session_config(session_config)
+        if seed is None:
+            seed = config.tf_random_seed
+        self._model = model
+        self._head = head
+        self._optimizer = optimizer
+        if weight_column is not None and (not isinstance(weight_column, str) or not weight_column):
+            raise TypeError(f"`weight_column` must be a column name or None, got "
+                            f"{weight_column!r}.")
+        self._weight_column = weight_column
+        self.model_dir = _model_dir.make_model_dir(model_dir)
+        self._session_config = session_config
+        self._checkpoint_dir = self.model_dir
+        self._replicated = None
+        if config.train_distribute is not None:  # a non-chief worker writes in its own dir
+            self._replicated = ReplicatedTraining(config.train_distribute)
+            self.model_dir = self._replicated.own_dir(self.model_dir)
+            os.makedirs(self.model_dir, exist_ok=True)
+        self._seed = None if seed is None else check_positive("seed", seed, integer=True,
+                                                              allow_zero=True)
+        self._name = name
+        raw = {}
+        for column in model.columns if model is not None else ():
+            for key, kind in column.raw_inputs():
+                raw.setdefault((key, kind), []).append(column)
+        self._raw_inputs = sorted(raw)
+        self._raw_users = raw
+        self._states = {}
+        self._prepared = weakref.WeakKeyDictionary()
+        self._schema = None
+        self._training = False
+
+    def __repr__(self):
+        names = ", ".join(c.name for c in self._model.columns)
+        return f"<pyhooks {self._name}: columns [{names}], model_dir={self.model_dir!r}>"
+
+    # -- the graphs
+    custom_model = False  # whether model_builder() is a model_fn's (its loss scaled by replicas)
+
+    def _graph_spec(self, mode, signature):
+        """The :class:`GraphSpec` of ``mode``'s graph for inputs of ``signature``."""
+        replicated = self._replicated if mode == TRAIN else None
+        return GraphSpec(signature, self.model_builder(), self._checkpoint_dir, self._seed,
+                         self.config.keep_checkpoint_max, self._session_config, replicated,
+                         custom=self.custom_model)
+
+    def model_builder(self):
+        """``build(target, tf, mode, batch)`` of this estimator's model (see ``GraphSpec``)."""
+        return canned_build(self._model, self._head, self._optimizer, self._raw_inputs)
+
+    def _graph_key(self, mode, signature):
+        """What a graph is kept under: canned models have one graph per mode."""
+        return mode
+
+    def _state(self, mode, feeds):
+        signature = signature_of(feeds)
+        key = self._graph_key(mode, signature)
+        state = self._states.get(key)
+        if state is None:
+            with quiet(), native_stderr_filtered():
+                state = self._states[key] = GraphState(self._graph_spec(mode, signature), mode)
+        else:
+            state.sync()
+        return state
+
+    # -- the data
+    def _read_features(self, input_fn):
+        """The input columns the model reads (what the schema records)."""
+        return sorted({key for key, _ in self._raw_inputs})
+
+    def _contract(self, input_fn, mode):
+        """The data contract ``input_fn`` is held to, and whether this call records it.
+
+        The one recorded in model_dir; at a ``train()`` into a model_dir that has
+        none yet, this input's (saved once training starts).
+        """
+        if self._schema is None:
+            self._schema = Schema.load(self._checkpoint_dir)
+        if self._schema is not None:
+            return self._schema, False
+        if mode != TRAIN:
+            return None, False
+        return Schema.record(input_fn, self._read_features(input_fn)), True
+
+    def _feeds(self, input_fn, mode):
+        """The numpy arrays this estimator feeds for ``input_fn``, and the schema it follows.
+
+        Checked against the data contract and converted once per input and
+        contract, then cached.
+        """
+        if not isinstance(input_fn, InputFn):
+            raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
+                            f"({type(input_fn).__name__}).")
+        schema, new = self._contract(input_fn, mode)
+        labelled = mode != PREDICT
+        if labelled and not input_fn.response:
+            raise ValueError(f"{'train' if mode == TRAIN else 'evaluate'}() needs labels: "
+                             "give `response` to input_fn().")
+        cache = self._prepared.setdefault(input_fn, {})
+        found = cache.get(labelled)
+        if found is None or found[0] is not schema:
+            if schema is not None and not new:
+                schema.check(input_fn, labelled)
+            found = cache[labelled] = (schema, self._make_feeds(input_fn, labelled, schema))
+        return found[1], (schema if new else None)
+
+    def _make_feeds(self, input_fn, labelled, schema):
+        """The feeds of ``input_fn`` for the feature columns (see ``_feeds``)."""
+        columns = input_fn.columns
+        feeds = {}
+        for (key, kind), users in self._raw_users.items():
+            if key not in columns or key not in input_fn.features:
+                raise ValueError(
+                    f"Feature column {users[0].name!r} needs the input column {key!r}, which is "
+                    + ("the input's response, not one of its features" if key in columns
+                       else "not in the input") + f"; its features are: "
+                    f"{', '.join(input_fn.features)}.")
+            values = convert(key, columns[key], kind, users[0])
+            per_example = int(np.prod(values.shape[1:]))
+            for column in users:
+                if column.input_dimension(key) != per_example:
+                    raise ValueError(
+                        f"Feature column {column.name!r} reads {column.input_dimension(key)} "
+                        f"value(s) per example from input column {key!r}, which holds "
+                        f"{per_example}: its `shape` must match the data"
+                        + (" (give column_numeric() its `shape`)." if per_example > 1 else "."))
+                column.check_data(key, values)
+            if kind in (STR, STR_OR_INT):
+                values = as_coded(values, input_fn.factors.get(key))
+            feeds[feature_name(key, kind)] = values
+        if labelled:
+            feeds[LABEL] = aligned(self._head.labels(input_fn, _levels(schema, input_fn)))
+            if self._weight_column is not None:
+                feeds[WEIGHT] = self._weights(input_fn)
+        return feeds
+
+    def _weights(self, input_fn):
+        name = self._weight_column
+        if name not in input_fn.columns:
+            raise ValueError(f"weight_column {name!r} is not a column of the input; it "
+                             f"has: {', '.join(input_fn.features)}.")
+        weights = input_fn.columns[name]
+        if weights.dtype.kind not in "biuf":
+            raise TypeError(f"weight_column {name!r} must be numeric.")
+        if (weights < 0).any():
+            raise ValueError(f"weight_column {name!r} must not be negative.")
+        return aligned(weights, np.float32)
+
+    def class_names(self):
+        """The names of a classifier's classes (its ``classes`` predictions), or None."""
+        return self._head.class_names(self._schema_levels())
+
+    def _schema_levels(self):
+        if self._schema is None:
+            self._schema = Schema.load(self._checkpoint_dir)
+        return None if self._schema is None else self._schema.response_levels
+
+    # -- public API
+    def train(self, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None,
+              chief_only_hooks=None):
+        """Trains the model on ``input_fn``, continuing from the last global step.
+
+        Args:
+            input_fn: an :func:`input_fn` with a ``response``.
+            steps: train this many more steps (or until the input is exhausted).
+            hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook``, a
+                ``HistorySaverHook`` and a ``ProgressBarHook`` are added unless
+                ``hooks`` has one of that kind (see :func:`default_hooks`); a
+                ``ProgressBarHook`` without a ``total`` shows the steps of the call.
+            max_steps: train until the global step reaches this (exclusive with ``steps``).
+            saving_listeners: ``CheckpointSaverListener`` objects, called around the
+                checkpoint saves of the loop's ``CheckpointSaverHook`` (the caller's, or
+                one added: as often as the ``run_config()`` says, every 600 s by
+                default, and at the end), through :func:`pyhooks.run_info`.
+            chief_only_hooks: hooks run only on the chief worker under a
+                multi-worker ``train_distribute`` strategy (always without one), after
+                ``hooks``.
+
+        Returns:
+            the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
+
+        The first ``train()`` into a model_dir records what the model is trained
+        on (:mod:`pyhooks.estimators.schema`); every later call's input is checked
+        against it. Only one ``train()`` at a time may write to ``model_dir`` (a
+        ``flock`` on ``model_dir/.pyhooks-train.lock``, freed when the process ends
+        however it ends). At the start, the temporary files of a save that a crash
+        interrupted are removed. When a hook's ``end()`` fails, the steps done are
+        kept (saved in a checkpoint) and the error is raised.
+
+        Raises:
+            ValueError: both ``steps`` and ``max_steps``, non-positive steps, input
+                that repeats forever with neither, or input that breaks the model's
+                data contract (a TypeError for a column of another kind).
+            pyhooks.ModelDirLockedError: another process or loop trains into
+                ``model_dir``; RuntimeError: called from a hook of this estimator's
+                own ``train()``.
+            pyhooks.CheckpointError: a damaged checkpoint, or a garbage or dangling
+                ``checkpoint`` index.
+        """
+        if steps is not None and max_steps is not None:
+            raise ValueError("Can not provide both steps and max_steps.")
+        if steps is not None:
+            steps = _steps("steps", steps)
+            if steps <= 0:
+                raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if max_steps is not None:
+            max_steps = _steps("max_steps", max_steps)
+            if max_steps <= 0:
+                raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        hooks = check_hooks(hooks)
+        chief_only = check_hooks(chief_only_hooks, "chief_only_hooks")
+        if self._replicated is None or self._replicated.is_chief:
+            hooks += chief_only
+        listeners = list(saving_listeners or [])
+        for i, listener in enumerate(listeners):
+            if not callable(getattr(listener, "after_save", None)):
+                raise TypeError(f"`saving_listeners[{i}]` must be a CheckpointSaverListener, "
+                                f"got {listener!r}.")
+        feeds, new_schema = self._feeds(input_fn, TRAIN)
+        if steps is None and max_steps is None and input_fn.num_epochs is None:
+            raise ValueError("Training would never end: the input repeats forever "
+                             "(num_epochs=None) and neither `steps` nor `max_steps` is given.")
+        if self._training:
+            raise RuntimeError(
+                f"train() of {self._name} was called again from inside its own train() (from "
+                "a hook?): the two loops would interleave their steps. Train after it returns.")
+        lock = _model_dir.TrainingLock(self.model_dir).acquire()
+        self._training = True
+        try:
+            if new_schema is not None and self._is_chief():
+                new_schema.save(self._checkpoint_dir)
+            self._schema = new_schema or self._schema
+            return self._train_locked(input_fn, feeds, steps, max_steps, hooks, listeners)
+        finally:
+            self._training = False
+            lock.release()
+
+    def _is_chief(self):
+        return self._replicated is None or self._replicated.is_chief
+
+    def _train_locked(self, input_fn, feeds, steps, max_steps, hooks, listeners):
+        """``train()`` while holding ``model_dir``'s training lock."""
+        _model_dir.remove_partial_saves(self.model_dir)  # of a save a crash interrupted
+        state = self._state(TRAIN, feeds)
+        start = state.step()
+        if max_steps is not None and start >= max_steps:  # nothing to do: the caller's history
+            return next((h.history for h in hooks if isinstance(h, HistorySaverHook)), History())
+        total = steps if steps is not None else (
+            max_steps - start if max_steps is not None else input_fn.steps_per_run())
+        if input_fn.num_epochs is not None:
+            total = min(total, input_fn.steps_per_run())
+        if self._replicated is not None:
+            self._replicated.check_steps(input_fn, steps, max_steps, start)
+        extra, history = default_hooks(hooks, state, self.config, self.model_dir, steps,
+                                       max_steps, listening=bool(listeners))
+        loop = hooks + extra + state.spec_hooks
+        state.start_input(feeds, input_fn, training=True)
+        # the hooks' RunInfo: a progress bar shows `total`, checkpoint savers call `listeners`
+        with RunInfo(steps=total, saving_listeners=listeners, mode=TRAIN):
+            try:
+                if self._replicated is None:
+                    state.run_loop(loop, state.fetches)
+                else:  # the workers' stop agreement last (it sees every stop request)
+                    with self._replicated.scope():  # hooks' files: the worker's own place
+                        state.run_loop(loop + self._replicated.hooks(state), state.fetches)
+            except BaseException as error:
+                self._after_failed_loop(state, loop, error)
+                raise
+        self._save_if_needed(state, loop)
+        return history.history
+
+    def _after_failed_loop(self, state, hooks, error):
+        """Keeps the steps of a loop whose hook's ``end()`` failed; else forgets the session's."""
+        if not _raised_in_end(error):
+            state.discard()
+            return
+        try:  # the steps ran: the session keeps them, and a checkpoint records them
+            self._save_if_needed(state, hooks)
+        except Exception as secondary:  # noqa: BLE001 - the hook's error wins
+            error.add_note(f"pyhooks: the checkpoint after it could not be saved: {secondary}")
+            state.discard()
+
+    def _save_if_needed(self, state, hooks):
+        if not self._is_chief():
+            return None  # checkpoints are the chief's
+        step = state.step()
+        if any(isinstance(h, CheckpointSaverHook) for h in hooks):
+            latest = _model_dir.latest_checkpoint(self.model_dir)
+            if latest is not None and latest.endswith(f"-{step}"):
+                state.saved(latest)  # the hook saved it at its end()
+                return latest
+        with quiet():
+            return state.save(step)
+
+    def evaluate(self, input_fn, steps=None, hooks=None, name=None, checkpoint_path=None):
+        """Evaluates the model (as last saved by ``train()``) on ``input_fn``.
+
+        Args:
+            input_fn: an :func:`input_fn` with a ``response``; shuffled only if its
+                ``shuffle`` is True. Checked against the model's data contract.
+            steps: evaluate this many batches (default: until the input is exhausted).
+            hooks: a list of hooks run in the evaluation loop.
+            name: a name for this evaluation: its TensorBoard metrics go to
+                ``model_dir/eval_<name>`` (``model_dir/eval`` without one).
+            checkpoint_path: evaluate this checkpoint instead of the latest one.
+
+        Returns:
+            ``{metric: float}``: ``loss`` (the mean over batches of each batch's
+            summed loss), ``average_loss`` (the mean per-example loss),
+            ``global_step`` (int), and for regressors ``label/mean`` and
+            ``prediction/mean``; for binary classifiers also ``accuracy``,
+            ``accuracy_baseline``, ``auc``, ``auc_precision_recall``, ``precision``,
+            ``recall``, ``label/mean``, ``prediction/mean``; for multi-class
+            classifiers ``accuracy``.
+        """
+        if steps is not None:
+            steps = _steps("steps", steps)
+            if steps <= 0:
+                raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"`name` must be a string or None, got {name!r}.")
+        hooks = check_hooks(hooks)
+        feeds, _ = self._feeds(input_fn, EVAL)
+        if steps is None and input_fn.num_epochs is None:
+            raise ValueError("Evaluation would never end: the input repeats forever "
+                             "(num_epochs=None) and `steps` is not given.")
+        state = self._state(EVAL, feeds)
+        state.restore(checkpoint_path)
+        state.session.run(state.metric_reset)
+        state.start_input(feeds, input_fn, training=False)
+        extra = [] if steps is None else [_StopAfterNRuns(steps)]
+        with RunInfo(steps=steps or input_fn.steps_per_run(), mode=EVAL):
+            state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
+        values = state.session.run(state.metric_values)
+        results = {key: float(value) for key, value in sorted(values.items())}
+        results["global_step"] = state.step()
+        write_metrics(self.model_dir, name, results, results["global_step"])
+        return results
+
+    def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False,
+                checkpoint_path=None):
+        """Predictions for every example of ``input_fn``, in input order (unless it shuffles).
+
+        Args:
+            input_fn: an :func:`input_fn` (its ``response`` is ignored); one pass is made
+                whatever ``num_epochs`` says. Checked against the model's data contract.
+            hooks: a list of hooks run in the prediction loop.
+            predict_keys: a key or list of keys to keep (default: all). Regressors:
+                ``predictions``. Classifiers: ``logits``, ``logistic`` (binary only),
+                ``probabilities``, ``class_ids``, ``classes`` (the response's labels: a
+                factor's levels, ``label_vocabulary``, else ``"0"``, ``"1"``...).
+            checkpoint_path: predict with this checkpoint instead of the latest one.
+            as_dict: False (default): a list with one ``{key: numpy array}`` per example,
+                as ``tf.estimator``'s ``predict`` yields; True: one dict of arrays whose
+                first dimension is the example.
+
+        Returns:
+            a list of dicts (one per example), or a dict of arrays if ``as_dict``.
+        """
+        hooks = check_hooks(hooks)
+        feeds, _ = self._feeds(input_fn, PREDICT)
+        state = self._state(PREDICT, feeds)
+        state.restore(checkpoint_path)
+        keys = self._predict_keys(predict_keys, state)
+        graph_keys = [k for k in keys if k in state.predictions]
+        if "classes" in keys and "class_ids" not in graph_keys:
+            graph_keys.append("class_ids")
+        fetch = [state.predictions[k] for k in graph_keys]  # the same list objects every call
+        batches = []
+        state.start_input(feeds, input_fn, training=False, epochs=1)
+        with RunInfo(steps=-(-input_fn.n // input_fn.batch_size), mode=PREDICT):
+            state.run_loop(hooks + state.spec_hooks, fetch, collect=batches.append)
+        merged = {k: np.concatenate([b[i] for b in batches]) if batches
+                  else np.zeros((0,), dtype=np.float32) for i, k in enumerate(graph_keys)}
+        merged = self._finish_predictions(merged)
+        merged = {k: merged[k] for k in keys}
+        if as_dict:
+            return merged
+        count = len(next(iter(merged.values()))) if merged else 0
+        return [{k: v[i] for k, v in merged.items()} for i in range(count)]
+
+    def _available_keys(self, state):
+        return self._head.prediction_keys
+
+    def _finish_predictions(self, merged):
+        ids = merged.get("class_ids")
+        if ids is not None:
+            merged["classes"] = np.asarray(self.class_names(), dtype=object)[ids]
+        return merged
+
+    def _predict_keys(self, predict_keys, state=None):
+        available = self._available_keys(state)
+        if predict_keys is None:
+            return list(available)
+        if isinstance(predict_keys, str):
+            predict_keys = [predict_keys]
+        keys = list(predict_keys)
+        unknown = [k for k in keys if k not in available]
+        if unknown or not keys:
+            raise ValueError(f"`predict_keys` {predict_keys!r}: unknown key(s) {unknown}; this "
+                             f"estimator predicts {list(available)}.")
+        return keys
+
+    # -- checkpoints
+    def latest_checkpoint(self):
+        """The path of the newest checkpoint in ``model_dir``, or None.
+
+        Raises:
+            pyhooks.CheckpointError: a garbage or dangling ``checkpoint`` index file.
+        """
+        import_tensorflow()
+        return _model_dir.latest_checkpoint(self.model_dir)
+
+    def get_variable_names(self):
+        """Names of the variables in the latest checkpoint."""
+        tf = import_tensorflow()
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(f"No checkpoint in {self.model_dir!r}: train the model first.")
+        return sorted(name for name, _ in tf.train.list_variables(path))
+
+    def get_variable_value(self, name):
+        """The value of variable ``name`` in the latest checkpoint."""
+        tf = import_tensorflow()
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(f"No checkpoint in {self.model_dir!r}: train the model first.")
+        return tf.train.load_variable(path, name)
+
+    def serving_inputs(self):
+        """``[(input name, batch key, dtype, per-example shape)]``: what an export takes.
+
+        One input per column the model reads (a column read as two kinds:
+        ``<name>_<kind>``), one value (or a row of ``column_numeric(shape =)``) per
+        example.
+        """
+        keys = [key for key, _ in self._raw_inputs]
+        inputs = []
+        for key, kind in self._raw_inputs:
+            width = max(column.input_dimension(key) for column in self._raw_users[(key, kind)])
+            inputs.append((key if keys.count(key) == 1 else f"{key}_{kind}",
+                           feature_name(key, kind), KIND_DTYPES[kind],
+                           () if width == 1 else (width,)))
+        return inputs
+
+    def export_savedmodel(self, export_dir_base, checkpoint_path=None, as_text=False):
+        """A SavedModel of the predictions (see :func:`pyhooks.estimators.export.export_savedmodel`)."""
+        return export_savedmodel(self, export_dir_base, checkpoint_path, as_text)
+
+    def close(self):
+        """Closes the estimator's sessions (they are re-created on next use)."""
+        for state in self._states.values():
+            state.close()
+        self._states.clear()
+
+
+def as_coded(values, factor):
+    """A text column as :class:`~pyhooks.estimators.pipeline.Coded`: a factor's own codes, or
+    codes made into its distinct values."""
+    if factor is not None and all(isinstance(level, str) for level in factor.levels):
+        return Coded(aligned(factor.codes), np.asarray(factor.levels, dtype=str))
+    return Coded(*coded(values))
+
+
+def _levels(schema, input_fn):
+    """The response's levels a classifier's class ids follow: recorded, else this input's."""
+    if schema is not None:
+        return schema.response_levels
+    if len(input_fn.response) == 1:
+        factor = input_fn.factors.get(input_fn.response[0])
+        return None if factor is None else factor.levels
+    return None

@@ -1,0 +1,343 @@
+"""One mode's graph: its input pipeline, model, saver and session (built once, kept).
+
+An estimator keeps one :class:`GraphState` per mode (train, eval, predict; a
+custom estimator one per kind of input too), built on first use inside a
+private ``tf.Graph()`` from a :class:`GraphSpec` and kept with its
+``tf.compat.v1.Session``: variables live in the session between calls;
+checkpoints in the model directory are written at the end of every
+``train()`` and read when a session starts or when the directory holds a newer
+checkpoint than the one the session last saw (another estimator object trained
+it, or ``evaluate()`` needs what ``train()`` saved).
+
+The model is built by ``spec.build(target, tf, mode, batch)`` (a canned model:
+:func:`canned_build`; a custom one: its ``model_fn``), which sets on ``target``
+(a :class:`ModelTensors`) what the loops of the mode run.
+
+Conventions for hooks (see DEVELOPING.md): a global step whose value fetched in
+a step is the value *before* that step's increment (the increment waits for
+the variable's read, which is also the ``global_step_read`` tensor); the
+per-example loss in the ``losses`` collection; the training loss (its sum over
+the batch) in ``pyhooks_training_loss``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, NamedTuple
+
+from pyhooks.estimators._quiet import import_tensorflow, quiet
+from pyhooks.estimators.feature_columns import STR_OR_INT
+from pyhooks.estimators.kept_session import run_loop
+from pyhooks.estimators.models import make_optimizer
+from pyhooks.estimators.modes import (LABEL, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION, WEIGHT,
+                                      feature_name)
+from pyhooks.estimators.pipeline import InputPipeline
+from pyhooks.hooks import _model_dir
+
+__all__ = ["FeatureBuilder", "GraphSpec", "GraphState", "ModelTensors", "canned_build",
+           "global_step_read"]
+
+
+class GraphSpec(NamedTuple):
+    """What one mode's graph is built from (the estimator makes it; nothing else is read).
+
+    Attributes:
+        signature: ``((name, dtype, shape), ...)`` of the fed columns
+            (:func:`pyhooks.estimators.pipeline.signature_of`).
+        build: ``build(target, tf, mode, batch)`` builds the model on ``batch``.
+        model_dir: where the checkpoints are (the chief's under a strategy).
+        seed: the graph-level random seed, or None.
+        keep_checkpoint_max: checkpoints kept.
+        session_config: a ``ConfigProto`` or None.
+        replicated: a :class:`pyhooks.estimators.distributed.ReplicatedTraining` for
+            a training graph under a strategy, else None.
+        custom: whether ``build`` is a ``model_fn``'s (its loss is scaled across replicas).
+    """
+
+    signature: tuple
+    build: Callable
+    model_dir: str
+    seed: Any = None
+    keep_checkpoint_max: int = 5
+    session_config: Any = None
+    replicated: Any = None
+    custom: bool = False
+
+
+class ModelTensors:
+    """What a model's build sets: the tensors and hooks the loops of its mode use."""
+
+    replicated = False  # a replica's build (its step is counted once, for all)
+
+    def __init__(self, global_step, global_step_read):
+        self.global_step = global_step
+        self.global_step_read = global_step_read
+        self.model_variables = []
+        self.predictions = self.per_example_loss = self.training_loss = None
+        self.train_op = self.fetches = None
+        self.metric_values = self.metric_update = self.metric_reset = None
+        self.spec_hooks = []  # a model_fn's estimator_spec() hooks for this mode
+
+
+def global_step_read(tf, global_step):
+    """The tensor that reads ``global_step`` (what ``session.run(global_step)`` fetches).
+
+    A resource variable's read tensor; for TensorFlow 1's reference variables
+    (``tf.compat.v1.disable_resource_variables()``) a snapshot of the value, so
+    that an increment ordered after it never shows in it.
+    """
+    read = tf.compat.v1.get_default_graph().as_graph_element(global_step)
+    if read.dtype != read.dtype.base_dtype:  # a reference (int64_ref): read it
+        read = global_step.read_value()
+    return read
+
+
+class GraphState(ModelTensors):
+    """One mode's graph, session, input pipeline and the tensors the loop runs."""
+
+    def __init__(self, spec, mode):
+        tf = import_tensorflow()
+        v1 = tf.compat.v1
+        self.mode = mode
+        self.model_dir = spec.model_dir
+        self.can_recover = spec.replicated is None
+        self.callables = {}  # the kept session's callables (kept_session.KeptSession)
+        self.synced_checkpoint = self.synced_stamp = None
+        self.graph = graph = tf.Graph()
+        with graph.as_default():
+            if spec.seed is not None:
+                v1.set_random_seed(spec.seed)
+            if spec.replicated is None:
+                step = v1.train.get_or_create_global_step()
+            else:  # mirrored, as a model_fn's minimize(global_step=) needs under a strategy
+                with spec.replicated.strategy.scope():
+                    step = v1.train.get_or_create_global_step()
+            super().__init__(step, global_step_read(tf, step))
+            from tensorflow.python.training import training_util  # hooks' global_step_read()
+
+            graph.add_to_collection(training_util.GLOBAL_STEP_READ_KEY, self.global_step_read)
+            with tf.name_scope("input"):
+                self.pipeline = InputPipeline(tf, spec.signature)
+            self._build_model(tf, spec, mode, self.pipeline.batch)
+            self.summary_op = None
+            if mode == TRAIN:  # for TensorBoard: the loss and the model's own summaries
+                v1.summary.scalar("loss", self.training_loss)
+                self.summary_op = v1.summary.merge_all()
+                graph.add_to_collection(v1.GraphKeys.SUMMARY_OP, self.summary_op)
+            variables = v1.global_variables() if mode == TRAIN else self.model_variables
+            self.saver = v1.train.Saver(var_list=variables, max_to_keep=spec.keep_checkpoint_max,
+                                        allow_empty=True, save_relative_paths=True)
+            v1.add_to_collection(v1.GraphKeys.SAVERS, self.saver)
+            self.init_op = tf.group(v1.global_variables_initializer(),
+                                    v1.local_variables_initializer(), v1.tables_initializer())
+        graph.finalize()
+        target, config = ("", spec.session_config) if spec.replicated is None else \
+            spec.replicated.session_args(spec.session_config)
+        self.session = v1.Session(target, graph=graph, config=config)
+        self.session.run(self.init_op)
+        self.sync()
+
+    def _build_model(self, tf, spec, mode, batch):
+        if spec.replicated is None:
+            spec.build(self, tf, mode, batch)
+        else:  # once per replica (pyhooks/estimators/distributed.py)
+            spec.replicated.build(self, tf, lambda replica, part: spec.build(replica, tf, mode,
+                                                                             part),
+                                  batch, custom=spec.custom)
+
+    # -- checkpoints
+    def _index_stamp(self):
+        try:
+            info = os.stat(os.path.join(self.model_dir, "checkpoint"))
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+    def sync(self):
+        """Restores the latest checkpoint of ``model_dir`` if this session has not seen it.
+
+        The ``checkpoint`` index file is parsed only when its stat changed since
+        this session last saved or restored.
+        """
+        stamp = self._index_stamp()
+        if stamp is not None and stamp == self.synced_stamp:
+            return
+        # strict: a garbage or dangling index is an error, never "no checkpoint"
+        latest = _model_dir.latest_checkpoint(self.model_dir)
+        if latest is None:
+            if self.synced_checkpoint is not None:  # discarded after a failed call
+                self.session.run(self.init_op)
+                self.synced_checkpoint = None
+            return
+        if latest != self.synced_checkpoint:
+            self._restore_latest(latest)
+            self.synced_checkpoint = latest
+        self.synced_stamp = stamp
+        if self.mode == TRAIN:  # max_to_keep counts the checkpoints of earlier processes
+            _model_dir.recover_saver(self.saver, self.model_dir)
+
+    def _restore_latest(self, latest):
+        tf = import_tensorflow()
+        with self.graph.as_default(), quiet():
+            try:
+                self.saver.restore(self.session, latest)
+            except tf.errors.OpError as error:
+                damaged = _model_dir.checkpoint_files_error(self.model_dir, latest, error)
+                if damaged is not None:
+                    raise damaged from error
+                if not isinstance(error, (tf.errors.NotFoundError,
+                                          tf.errors.InvalidArgumentError)):
+                    raise
+                detail = str(error).strip().splitlines()[0]
+                name = os.path.basename(latest)
+                raise ValueError(
+                    f"model_dir {self.model_dir!r} holds a checkpoint ({name}) of a "
+                    f"different model (other columns, sizes or optimizer): {detail}"
+                ) from error
+
+    def restore(self, checkpoint_path):
+        """Restores ``checkpoint_path`` (None: keep the latest); the next call syncs again."""
+        if checkpoint_path is None:
+            return
+        if not isinstance(checkpoint_path, (str, os.PathLike)) or not \
+                os.path.exists(os.fspath(checkpoint_path) + ".index"):
+            raise ValueError(f"`checkpoint_path` {checkpoint_path!r} is not a checkpoint (e.g. "
+                             "latest_checkpoint()).")
+        with self.graph.as_default(), quiet():
+            self.saver.restore(self.session, os.fspath(checkpoint_path))
+        self.synced_checkpoint = os.fspath(checkpoint_path)
+        self.synced_stamp = None  # the next call restores the latest one again
+
+    def discard(self):
+        """Forgets the session's variables: the next call restores the latest checkpoint.
+
+        After a failed ``train()`` (NaN loss, an error in a hook, Ctrl-C) the model
+        is what the last checkpoint holds, as with ``tf.estimator``.
+        """
+        self.synced_stamp = None
+        self.synced_checkpoint = "<discarded>"
+
+    def saved(self, checkpoint):
+        """Records that ``checkpoint`` (of this session's variables) was just written."""
+        self.synced_checkpoint = checkpoint
+        self.synced_stamp = self._index_stamp()
+
+    def save(self, step):
+        tf = import_tensorflow()
+        path = os.path.join(self.model_dir, "model.ckpt")
+        with self.graph.as_default():
+            try:
+                checkpoint = self.saver.save(self.session, path, global_step=step,
+                                             write_meta_graph=False)
+            except (tf.errors.OpError, OSError) as error:
+                found = _model_dir.disk_error(f"the checkpoint of step {step}", self.model_dir,
+                                              error)
+                if found is None:
+                    raise
+                raise found from error
+        self.saved(checkpoint)
+        return checkpoint
+
+    # -- the loop
+    def step(self):
+        return int(self.session.run(self.global_step_read))
+
+    def start_input(self, feeds, input_fn, training, epochs=None):
+        self.pipeline.start(self.session, feeds, input_fn, training, epochs)
+
+    def run_loop(self, hooks, fetches, collect=None):
+        """Runs ``fetches`` under ``pyhooks.MonitoredSession`` until a hook stops or input ends."""
+        run_loop(self, hooks, fetches, collect)
+
+    def close(self):
+        self.session.close()
+
+
+# --------------------------------------------------------------------------- canned models
+class FeatureBuilder:
+    """What feature columns see while the graph is built: raw tensors, caches."""
+
+    def __init__(self, tf, raw):
+        self.tf = tf
+        self._raw = raw
+        self._ids = {}
+        self._dense = {}
+
+    def raw(self, key, kind):
+        return self._raw[(key, kind)]
+
+    def raw_as_string(self, key):
+        return self._raw[(key, STR_OR_INT)]
+
+    def ids(self, column):
+        found = self._ids.get(id(column))
+        if found is None:
+            found = self._ids[id(column)] = column.ids(self)
+        return found
+
+    def dense(self, column):
+        found = self._dense.get(id(column))
+        if found is None:
+            found = self._dense[id(column)] = column.dense(self)
+        return found
+
+    transform = dense
+
+    def variable(self, name, shape, initializer, trainable=True):
+        return self.tf.compat.v1.get_variable(name, shape, initializer=initializer,
+                                              trainable=trainable)
+
+
+def canned_build(model, head, optimizer, raw_inputs):
+    """``build(target, tf, mode, batch)`` of a canned model and head (see :class:`GraphSpec`)."""
+
+    def build(target, tf, mode, batch):
+        v1 = tf.compat.v1
+        builder = FeatureBuilder(tf, {(key, kind): batch[feature_name(key, kind)]
+                                      for key, kind in raw_inputs})
+        logits = model.logits(tf, builder, head.logits_dimension, mode == TRAIN)
+        target.model_variables = v1.global_variables()
+        if mode == PREDICT:
+            target.predictions = head.predictions(tf, logits)
+            return
+        labels, weights = batch[LABEL], batch.get(WEIGHT)
+        unweighted = head.unweighted_loss(tf, labels, logits)
+        per_example = unweighted if weights is None else unweighted * weights
+        per_example = tf.identity(per_example, name="per_example_loss")
+        training_loss = tf.reduce_sum(per_example, name="training_loss")
+        v1.add_to_collection(v1.GraphKeys.LOSSES, per_example)
+        v1.add_to_collection(TRAINING_LOSS_COLLECTION, training_loss)
+        target.per_example_loss, target.training_loss = per_example, training_loss
+        if mode == TRAIN:
+            _canned_train_op(target, tf, model, optimizer, training_loss)
+        else:
+            _canned_metrics(target, tf, head, labels, logits, unweighted, weights, training_loss)
+
+    return build
+
+
+def _canned_train_op(target, tf, model, optimizer, training_loss):
+    v1 = tf.compat.v1
+    if hasattr(model, "minimize"):  # several optimizers (wide & deep)
+        update = model.minimize(tf, training_loss)
+    else:
+        update = make_optimizer(tf, optimizer, model.default_learning_rate).minimize(
+            training_loss, var_list=v1.trainable_variables())
+    if target.replicated:  # the step is counted once, after all replicas
+        target.train_op = update
+        return
+    with tf.control_dependencies([update, target.global_step_read]):
+        target.train_op = target.global_step.assign_add(1, read_value=False)
+    v1.add_to_collection(v1.GraphKeys.TRAIN_OP, target.train_op)
+    target.fetches = target.train_op
+
+
+def _canned_metrics(target, tf, head, labels, logits, unweighted, weights, training_loss):
+    v1 = tf.compat.v1
+    with v1.variable_scope("metrics"):
+        metrics = head.metrics(tf, labels, logits, unweighted, weights, training_loss)
+    target.metric_values = {name: value for name, (value, _) in metrics.items()}
+    target.metric_update = tf.group(*[update for _, update in metrics.values()])
+    target.metric_reset = v1.variables_initializer(
+        v1.get_collection(v1.GraphKeys.METRIC_VARIABLES))
+    target.fetches = target.metric_update

@@ -1,0 +1,147 @@
+# The data contract from R: factors matched by label, dates and infinities refused, the
+# schema recorded at the first train() and held to in a new R session.
+
+cars <- function() {
+  data <- mtcars
+  data$am <- factor(ifelse(mtcars$am == 1, "yes", "no"), levels = c("no", "yes"))
+  data$gear <- factor(mtcars$gear)
+  data
+}
+
+flip <- function(x) factor(as.character(x), levels = rev(levels(x)))
+
+contract_model <- function(model_dir = tempfile("contract_")) {
+  model <- linear_classifier(feature_columns = feature_columns(
+    column_numeric("drat", "wt"),
+    column_indicator(column_categorical_with_vocabulary_list("gear", vocabulary_list = c("3", "4", "5")))
+  ), model_dir = model_dir)
+  quiet_train(model, input_fn(cars(), response = "am", features = c("drat", "wt", "gear"),
+                              batch_size = 8L, num_epochs = NULL), steps = 30)
+  model
+}
+
+test_that("a factor response is matched by its labels, whatever the order of its levels", {
+  skip_if_no_pyhooks()
+  model <- contract_model()
+  data <- cars()
+  metrics <- evaluate(model, input_fn(data, response = "am", features = c("drat", "wt", "gear")))
+  flipped <- data
+  flipped$am <- flip(data$am)
+  flipped$gear <- flip(data$gear)
+  expect_equal(evaluate(model, input_fn(flipped, response = "am",
+                                        features = c("drat", "wt", "gear"))), metrics)
+  classes <- predict(model, input_fn(flipped, features = c("drat", "wt", "gear")),
+                     predict_keys = "classes")
+  expect_identical(classes, predict(model, input_fn(data, features = c("drat", "wt", "gear")),
+                                    predict_keys = "classes"))
+  expect_true(all(classes %in% c("no", "yes"))) # the levels' names, not 0 and 1
+  # character labels where a factor was recorded: matched by label too
+  text <- data
+  text$am <- as.character(data$am)
+  expect_equal(evaluate(model, input_fn(text, response = "am",
+                                        features = c("drat", "wt", "gear"))), metrics)
+})
+
+test_that("a level never seen in training names the column, the level and the row", {
+  skip_if_no_pyhooks()
+  model <- contract_model()
+  data <- cars()
+  data$am <- factor(as.character(data$am), levels = c("no", "yes", "maybe"))
+  data$am[4] <- "maybe"
+  expect_error(
+    evaluate(model, input_fn(data, response = "am", features = c("drat", "wt", "gear"))),
+    "\"am\" holds \"maybe\" at row 4, which was not one of its levels"
+  )
+  data <- cars()
+  data$gear <- factor(as.character(data$gear), levels = c("3", "4", "5", "6"))
+  data$gear[2] <- "6"
+  expect_error(predict(model, input_fn(data, features = c("drat", "wt", "gear"))),
+               "\"gear\" holds \"6\" at row 2")
+})
+
+test_that("a changed kind or a missing column is named; extra columns are ignored", {
+  skip_if_no_pyhooks()
+  model <- contract_model()
+  data <- cars()
+  data$wt <- as.character(data$wt)
+  expect_error(predict(model, input_fn(data, features = c("drat", "wt", "gear"))),
+               "\"wt\" holds character values; the model was trained on numeric values")
+  expect_error(predict(model, input_fn(cars(), features = c("drat", "wt"))),
+               "no feature column \"gear\", which the model was trained on")
+  expect_length(predict(model, input_fn(cars(), features = c("drat", "wt", "gear", "qsec")),
+                        predict_keys = "classes"), 32L)
+  data <- cars()
+  data$drat <- as.integer(round(data$drat)) # integers where numbers were recorded: fine
+  expect_length(predict(model, input_fn(data, features = c("drat", "wt", "gear")),
+                        predict_keys = "classes"), 32L)
+})
+
+test_that("dates, times, durations, complex and raw columns are refused with a conversion", {
+  skip_if_no_pyhooks()
+  base <- data.frame(y = c(1, 2))
+  columns <- list(
+    Date = as.Date(c("2020-01-01", "2020-02-01")),
+    POSIXct = as.POSIXct(c("2020-01-01 10:00", "2020-01-01 11:00"), tz = "UTC"),
+    difftime = as.difftime(c(1, 2), units = "days"),
+    complex = c(1 + 2i, 3i),
+    raw = as.raw(c(1, 2))
+  )
+  for (kind in names(columns)) {
+    data <- base
+    data$when <- columns[[kind]]
+    error <- expect_error(input_fn(data, features = "when", response = "y"),
+                          class = "pyhooks_error_argument")
+    expect_match(conditionMessage(error), paste0("Column \"when\" is <", kind, ">"))
+    expect_match(conditionMessage(error), "Convert it first")
+  }
+  expect_snapshot(input_fn(data.frame(y = 1, when = Sys.Date()), features = "when",
+                           response = "y"), error = TRUE)
+})
+
+test_that("Inf in a feature or the response is refused naming the column and the row", {
+  skip_if_no_pyhooks()
+  data <- mtcars
+  data$mpg[5] <- Inf
+  expect_error(input_fn(data, features = "drat", response = "mpg"),
+               "Column \"mpg\" has 1 infinite value .*first in row 5")
+  data <- mtcars
+  data$drat[c(2, 9)] <- -Inf
+  expect_error(input_fn(data, features = "drat", response = "mpg"),
+               "Column \"drat\" has 2 infinite values .*first in row 2")
+})
+
+test_that("two columns of one name are refused", {
+  skip_if_no_pyhooks()
+  data <- cbind(mtcars[c("drat", "mpg")], mtcars["drat"])
+  expect_error(input_fn(data, features = "drat", response = "mpg"),
+               "`data` has more than one column named \"drat\"")
+  expect_error(input_fn(as.list(data), features = "drat", response = "mpg"),
+               "more than one column named \"drat\"")
+})
+
+test_that("the contract is read back from model_dir by a new R session", {
+  skip_if_no_pyhooks()
+  dir <- tempfile("contract_")
+  model <- contract_model(dir)
+  expect_true(file.exists(file.path(dir, "pyhooks_schema.json")))
+  accuracy <- evaluate(model, input_fn(cars(), response = "am",
+                                       features = c("drat", "wt", "gear")))$accuracy
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    "library(pyhooks)",
+    "data <- mtcars",
+    "data$am <- factor(ifelse(mtcars$am == 1, 'yes', 'no'), levels = c('yes', 'no'))",
+    "data$gear <- factor(mtcars$gear)",
+    "model <- linear_classifier(feature_columns = feature_columns(",
+    "  column_numeric('drat', 'wt'),",
+    "  column_indicator(column_categorical_with_vocabulary_list('gear', vocabulary_list = c('3', '4', '5')))",
+    sprintf("), model_dir = '%s')", dir),
+    "cat(evaluate(model, input_fn(data, response = 'am', features = c('drat', 'wt', 'gear')))$accuracy, '\\n')",
+    "data$wt <- as.character(data$wt)",
+    "cat(tryCatch(predict(model, input_fn(data, features = c('drat', 'wt', 'gear'))),",
+    "             error = function(e) conditionMessage(e)), '\\n')"
+  ), script)
+  out <- system2(file.path(R.home("bin"), "Rscript"), script, stdout = TRUE, stderr = FALSE)
+  expect_equal(as.numeric(out[[1L]]), accuracy)
+  expect_match(paste(out[-1L], collapse = " "), "\"wt\" holds character values")
+})

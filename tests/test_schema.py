@@ -1,0 +1,318 @@
+"""The data contract: what a model was trained on, recorded in model_dir, checked at every call.
+
+Through real ``train()`` / ``evaluate()`` / ``predict()`` calls, with pandas
+DataFrames and dicts of arrays, in this process and in a new one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pyhooks import estimators as est
+
+ROWS = 64
+
+
+def quiet_bar():
+    import io
+
+    import pyhooks
+
+    return pyhooks.ProgressBarHook(writer=io.StringIO())
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=ROWS)
+    color = np.where(x > 0, "red", "blue")
+    return pd.DataFrame({
+        "x": x,
+        "n": rng.integers(0, 5, ROWS),
+        "color": pd.Categorical(color, categories=["blue", "red"]),
+        "answer": pd.Categorical(np.where(x + rng.normal(0, .3, ROWS) > 0, "yes", "no"),
+                                 categories=["no", "yes"]),
+        "extra": "ignored",
+    })
+
+
+def reorder(series, categories):
+    return pd.Categorical(series.astype(str), categories=categories)
+
+
+@pytest.fixture(scope="module")
+def classifier(frame, tmp_path_factory):
+    model = est.linear_classifier(est.feature_columns(
+        est.column_numeric("x"),
+        est.column_categorical_with_vocabulary_list("color", ["blue", "red"])),
+        model_dir=str(tmp_path_factory.mktemp("classifier")))
+    model.train(est.input_fn(frame, ["x", "color"], "answer", batch_size=16, num_epochs=None),
+                steps=40, hooks=[quiet_bar()])
+    return model
+
+
+def test_the_first_train_records_the_schema_in_model_dir(classifier):
+    with open(os.path.join(classifier.model_dir, "pyhooks_schema.json"), encoding="utf-8") as f:
+        schema = json.load(f)
+    assert schema["features"] == [
+        {"name": "color", "kind": "factor", "dtype": "str", "shape": [], "levels": ["blue", "red"]},
+        {"name": "x", "kind": "numeric", "dtype": "float64", "shape": []}]
+    assert schema["response"] == [{"name": "answer", "kind": "factor", "dtype": "str",
+                                   "shape": [], "levels": ["no", "yes"]}]
+
+
+def test_categories_listed_in_another_order_mean_the_same_data(classifier, frame):
+    metrics = classifier.evaluate(est.input_fn(frame, ["x", "color"], "answer"))
+    flipped = frame.assign(answer=reorder(frame["answer"], ["yes", "no"]),
+                           color=reorder(frame["color"], ["red", "blue"]))
+    assert classifier.evaluate(est.input_fn(flipped, ["x", "color"], "answer")) == metrics
+    assert 0.7 < metrics["accuracy"] < 1
+    plain = classifier.predict(est.input_fn(frame, ["x", "color"]), as_dict=True)
+    again = classifier.predict(est.input_fn(flipped, ["x", "color"]), as_dict=True)
+    np.testing.assert_array_equal(plain["probabilities"], again["probabilities"])
+    assert set(plain["classes"].ravel()) <= {"no", "yes"}  # the levels' names
+
+
+def test_text_where_a_factor_was_recorded_is_matched_by_label(classifier, frame):
+    text = frame.assign(answer=frame["answer"].astype(str), color=frame["color"].astype(str))
+    assert classifier.evaluate(est.input_fn(text, ["x", "color"], "answer")) == \
+        classifier.evaluate(est.input_fn(frame, ["x", "color"], "answer"))
+
+
+@pytest.mark.parametrize("column, call", [("answer", "evaluate"), ("color", "predict")])
+def test_a_level_never_seen_in_training_names_the_column_the_value_and_the_row(
+        classifier, frame, column, call):
+    changed = frame.copy()
+    values = changed[column].astype(str).to_numpy().copy()
+    values[5] = "maybe"
+    changed[column] = pd.Categorical(values)
+    input = est.input_fn(changed, ["x", "color"], "answer")
+    with pytest.raises(ValueError, match=rf"'{column}' holds 'maybe' at index 5, which was not "
+                                         r"one of its levels when the model was trained"):
+        getattr(classifier, call)(input)
+
+
+def test_an_unused_new_level_is_no_error(classifier, frame):
+    wider = frame.assign(color=pd.Categorical(frame["color"].astype(str),
+                                              categories=["green", "blue", "red"]))
+    classifier.predict(est.input_fn(wider, ["x", "color"]))
+
+
+def test_a_changed_kind_names_the_column(classifier, frame):
+    with pytest.raises(TypeError, match="Column 'x' holds str values; the model was trained on "
+                                        "float values in it"):
+        classifier.predict(est.input_fn(frame.assign(x=frame["x"].astype(str)), ["x", "color"]))
+
+
+def test_a_missing_column_is_named_and_extra_columns_are_ignored(classifier, frame):
+    with pytest.raises(ValueError, match="no feature column 'color', which the model was trained"):
+        classifier.predict(est.input_fn(frame, ["x", "n"]))
+    rows = classifier.predict(est.input_fn(frame, ["x", "color", "n", "extra"]))
+    assert len(rows) == ROWS  # no response needed, unread columns ignored
+
+
+def test_integers_where_floats_were_recorded_are_read_as_floats(tmp_path):
+    data = {"x": np.arange(20, dtype=np.float64), "y": np.arange(20) * 2.0}
+    model = est.linear_regressor(est.feature_columns(est.column_numeric("x")),
+                                 model_dir=str(tmp_path))
+    model.train(est.input_fn(data, "x", "y", batch_size=5), hooks=[quiet_bar()])
+    ints = {"x": np.arange(20), "y": np.arange(20) * 2}
+    assert model.evaluate(est.input_fn(ints, "x", "y"))["global_step"] == 4
+
+
+def test_fractions_where_integers_were_recorded_are_refused(tmp_path):
+    data = {"k": np.arange(20) % 3, "y": np.arange(20.0)}
+    model = est.linear_regressor(est.feature_columns(est.column_numeric("k")),
+                                 model_dir=str(tmp_path))
+    model.train(est.input_fn(data, "k", "y", batch_size=5), hooks=[quiet_bar()])
+    model.predict(est.input_fn({"k": np.array([1.0, 2.0])}, "k"))  # whole doubles are fine
+    with pytest.raises(TypeError, match=r"Column 'k' holds 2.5 at index 1; the model was trained "
+                                        "on whole numbers"):
+        model.predict(est.input_fn({"k": np.array([1.0, 2.5])}, "k"))
+
+
+def test_a_changed_shape_names_the_column(tmp_path):
+    data = {"v": np.ones((10, 3)), "y": np.zeros(10)}
+    model = est.linear_regressor(est.feature_columns(est.column_numeric("v", shape=3)),
+                                 model_dir=str(tmp_path))
+    model.train(est.input_fn(data, "v", "y", batch_size=5), hooks=[quiet_bar()])
+    with pytest.raises(ValueError, match=r"'v' holds shape \[2\] per example; the model was "
+                                         r"trained on shape \[3\]"):
+        model.predict(est.input_fn({"v": np.ones((4, 2))}, "v"))
+
+
+@pytest.mark.parametrize("values, words", [
+    (np.array(["2020-01-01", "2020-02-01"], dtype="datetime64[D]"), "holds dates and times"),
+    (pd.Series(pd.to_datetime(["2020-01-01", "2021-01-01"])), "holds dates and times"),
+    (pd.Series(pd.to_datetime(["2020-01-01", "2021-01-01"]).tz_localize("UTC")),
+     "holds dates and times"),
+    ([datetime.date(2020, 1, 1), datetime.date(2020, 1, 2)], "holds dates and times"),
+    (pd.Series(pd.to_timedelta([1, 2], unit="D")), "holds durations"),
+    ([datetime.timedelta(1), datetime.timedelta(2)], "holds durations"),
+    (np.array([1 + 2j, 3j]), "holds complex numbers"),
+])
+def test_dates_durations_and_complex_numbers_are_refused_with_a_way_to_convert(values, words):
+    with pytest.raises(TypeError, match=f"Column 'when' {words}") as raised:
+        est.input_fn({"when": values, "y": [1.0, 2.0]}, "when", "y")
+    assert "Convert" in str(raised.value) or "real and imaginary" in str(raised.value)
+
+
+@pytest.mark.parametrize("column", ["x", "y"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_infinite_values_are_refused_naming_the_column_and_the_index(column, bad):
+    data = {"x": np.arange(5.0), "y": np.arange(5.0)}
+    data[column][3] = bad
+    with pytest.raises(ValueError, match=rf"Column '{column}' has 1 infinite value\(s\) "
+                                         r"\(Inf/-Inf\), first at index 3"):
+        est.input_fn(data, "x", "y")
+
+
+def test_two_columns_of_one_name_are_refused():
+    frame = pd.DataFrame([[1.0, 2.0, 3.0]], columns=["drat", "drat", "mpg"])
+    with pytest.raises(ValueError, match="more than one column named 'drat'"):
+        est.input_fn(frame, "drat", "mpg")
+
+
+def test_a_factor_response_needs_as_many_classes_as_levels(tmp_path, frame):
+    three = frame.assign(answer=pd.Categorical(frame["answer"].astype(str),
+                                               categories=["no", "yes", "maybe"]))
+    model = est.linear_classifier(est.feature_columns(est.column_numeric("x")),
+                                  model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match=r"'answer' is a factor of 3 levels \('no', 'yes', "
+                                         r"'maybe'\), but the classifier has n_classes = 2"):
+        model.train(est.input_fn(three, "x", "answer"), steps=1)
+
+
+def test_a_custom_model_gets_class_ids_of_the_recorded_levels(tmp_path, frame):
+    import tensorflow as tf
+
+    seen = []
+
+    def model_fn(features, labels, mode):
+        v1 = tf.compat.v1
+        w = v1.get_variable("w", [], initializer=v1.zeros_initializer(), dtype=tf.float64)
+        loss = tf.reduce_mean(tf.square(features["x"] * w - tf.cast(labels, tf.float64)))
+        seen.append(labels.dtype)
+        op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return est.estimator_spec(mode, loss=loss, train_op=op,
+                                  eval_metric_ops={"label": v1.metrics.mean(labels)})
+
+    model = est.estimator(model_fn, model_dir=str(tmp_path))
+    model.train(est.input_fn(frame, ["x"], "answer", batch_size=64), hooks=[quiet_bar()])
+    flipped = frame.assign(answer=reorder(frame["answer"], ["yes", "no"]))
+    mean = model.evaluate(est.input_fn(frame, ["x"], "answer"))["label"]
+    assert model.evaluate(est.input_fn(flipped, ["x"], "answer"))["label"] == mean
+    assert mean == pytest.approx(np.mean(frame["answer"] == "yes"))
+    assert seen[0] == tf.int64
+
+
+def test_the_contract_holds_in_a_new_process(classifier, frame, tmp_path):
+    frame.to_pickle(tmp_path / "frame.pkl")
+    metrics = classifier.evaluate(est.input_fn(frame, ["x", "color"], "answer"))
+    code = textwrap.dedent(f"""
+        import pandas as pd
+        from pyhooks import estimators as est
+        frame = pd.read_pickle({str(tmp_path / "frame.pkl")!r})
+        frame["answer"] = pd.Categorical(frame["answer"].astype(str), categories=["yes", "no"])
+        model = est.linear_classifier(est.feature_columns(
+            est.column_numeric("x"),
+            est.column_categorical_with_vocabulary_list("color", ["blue", "red"])),
+            model_dir={classifier.model_dir!r})
+        print(model.evaluate(est.input_fn(frame, ["x", "color"], "answer"))["accuracy"])
+        try:
+            model.predict(est.input_fn(frame.assign(x=frame["x"].astype(str)), ["x", "color"]))
+        except TypeError as error:
+            print(error)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=240, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert done.returncode == 0, done.stderr
+    accuracy, error = done.stdout.strip().splitlines()
+    assert float(accuracy) == pytest.approx(metrics["accuracy"])
+    assert error.startswith("Column 'x' holds str values; the model was trained on float values")
+
+
+def test_numpy_input_fn_keeps_the_arrays_dtypes_for_a_tf1_model_fn(tmp_path):
+    import tensorflow as tf
+
+    dtypes = []
+
+    def model_fn(features, labels, mode):
+        v1 = tf.compat.v1
+        dtypes.append((features["x"].dtype, features["k"].dtype, getattr(labels, "dtype", None)))
+        w = v1.get_variable("w", [], initializer=v1.zeros_initializer())  # float32
+        out = features["x"] * w + tf.cast(features["k"], tf.float32)
+        if mode == est.ModeKeys.PREDICT:
+            return est.estimator_spec(mode, predictions=out)
+        loss = v1.losses.mean_squared_error(labels, out)
+        op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return est.estimator_spec(mode, loss=loss, train_op=op)
+
+    x = np.linspace(0, 1, 40, dtype=np.float32)
+    k = np.zeros(40, dtype=np.int32)
+    model = est.estimator(model_fn, model_dir=str(tmp_path))
+    model.train(est.numpy_input_fn({"x": x, "k": k}, 2 * x, batch_size=8, shuffle=True,
+                                   num_epochs=None), steps=30, hooks=[quiet_bar()])
+    assert dtypes == [(tf.float32, tf.int32, tf.float32)]
+    predictions = model.predict(est.numpy_input_fn({"x": x, "k": k}, shuffle=False))
+    assert predictions[-1]["predictions"].dtype == np.float32
+    assert dtypes[-1] == (tf.float32, tf.int32, None)
+
+
+REFERENCE_VARIABLES = """
+import tempfile
+import numpy as np
+import tensorflow as tf
+tf.compat.v1.{switch}()
+from pyhooks import estimators as est
+v1 = tf.compat.v1
+data = est.load_mtcars()
+fcs = est.feature_columns(est.column_numeric("drat"))
+for model, response in ((est.linear_regressor(fcs), "mpg"),
+                        (est.dnn_classifier([4], fcs), "am")):
+    input = est.input_fn(data, ["drat"], response, batch_size=8)
+    model.train(input, steps=3)
+    print(model.evaluate(input)["global_step"], len(model.predict(input)),
+          bool(model.export_savedmodel(tempfile.mkdtemp())))
+
+def model_fn(features, labels, mode):
+    w = v1.get_variable("w", [], initializer=v1.zeros_initializer())
+    out = features["x"] * w
+    if mode == est.ModeKeys.PREDICT:
+        return est.estimator_spec(mode, predictions={{"y": out}})
+    loss = v1.losses.mean_squared_error(labels, out)
+    op = v1.train.GradientDescentOptimizer(0.5).minimize(loss, global_step=v1.train.get_global_step())
+    return est.estimator_spec(mode, loss=loss, train_op=op)
+
+x = np.linspace(0, 1, 50, dtype=np.float32)
+model = est.estimator(model_fn)
+model.train(est.numpy_input_fn({{"x": x}}, 2 * x, batch_size=10, num_epochs=None,
+                                shuffle=True), steps=40)
+metrics = model.evaluate(est.numpy_input_fn({{"x": x}}, 2 * x, shuffle=False))
+last = model.predict(est.numpy_input_fn({{"x": x}}, shuffle=False))[-1]["y"]
+print(metrics["global_step"], round(float(last), 1), bool(model.export_savedmodel(tempfile.mkdtemp())))
+print(type(v1.global_variables()).__name__)
+"""
+
+
+@pytest.mark.parametrize("switch", ["disable_resource_variables", "disable_v2_behavior"])
+def test_estimators_run_with_tensorflow_1_reference_variables(switch):
+    done = subprocess.run([sys.executable, "-c", REFERENCE_VARIABLES.format(switch=switch)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if not line.startswith("Training")]
+    assert lines[:2] == ["3 32 True", "3 32 True"]
+    assert lines[2].startswith("40 ") and lines[2].endswith(" True")
+    assert 1.5 < float(lines[2].split()[1]) < 2.5  # y = 2x learned: at x = 1 about 2

@@ -29,88 +29,88 @@ RUN_INLINE = True
 _CALLABLE_CACHE = 64
 
 
-_KEPT_TYPE = None
+class KeptSessionMethods:
+    """The estimator's long-lived session as ``MonitoredSession`` sees it (see
+    :func:`kept_session_type`).
+
+    ``close()`` keeps the session open. ``make_callable()`` (which
+    ``MonitoredSession`` uses for a fetch list it sees again) returns a
+    TensorFlow callable (``Session._make_callable_from_options``) that runs
+    the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``,
+    ``RUN_INLINE``): no thread hand-off between the step's many small ops.
+    Everything else is the wrapped ``tf.compat.v1.Session``'s.
+    """
+
+    __slots__ = ()  # the subclass made by kept_session_type() holds the fields
+
+    def __init__(self, state):
+        self._sess = state.session
+        self._cache = state.callables
+        self._graph = state.graph
+        self._inline = RUN_INLINE
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def sess_str(self):
+        return self._sess.sess_str
+
+    def partial_run_setup(self, *args, **kwargs):
+        return self._sess.partial_run_setup(*args, **kwargs)
+
+    def partial_run(self, *args, **kwargs):
+        return self._sess.partial_run(*args, **kwargs)
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        return self._sess.run(fetches, feed_dict=feed_dict, options=options,
+                              run_metadata=run_metadata)
+
+    pyhooks_keeps_callables = True  # make_callable of a list seen before costs nothing
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """What ``MonitoredSession`` caches for a repeated fetch list: a TensorFlow callable."""
+        if feed_list is not None or accept_options:
+            return self._sess.make_callable(fetches, feed_list, accept_options)
+        if not isinstance(fetches, (list, tuple)):  # one element: its value
+            run_list = self.make_callable([fetches])
+            return lambda: run_list()[0]
+        # Kept across train() calls: the default hooks fetch the same tensors.
+        key = (self._inline, *map(id, fetches))
+        entry = self._cache.get(key)
+        if entry is None:
+            if len(self._cache) >= _CALLABLE_CACHE:
+                self._cache.clear()
+            # holds the fetched objects, so that their ids stay theirs
+            entry = self._cache[key] = (list(fetches),
+                                        fast_callable(self._sess, self._graph, list(fetches),
+                                                       self._inline))
+        return entry[1]
+
+    def close(self):
+        """Keeps the session: it belongs to the estimator."""
+
+    def __getattr__(self, name):
+        return getattr(self._sess, name)
+
+    def __repr__(self):
+        return f"<pyhooks kept session of {self._sess!r}>"
+
+
+_KEPT_TYPE = []
 
 
 def kept_session_type():
-    """``_KeptSession``, a ``SessionInterface`` (so that ``Saver.save`` & co. accept it).
+    """``KeptSession``: :class:`KeptSessionMethods` on TensorFlow's ``SessionInterface``
+    (``Saver.save`` & co. accept only those). Made on first use: its base comes from
+    TensorFlow, which ``import pyhooks.estimators`` does not import."""
+    if not _KEPT_TYPE:
+        from tensorflow.python.client.session import SessionInterface
 
-    Defined on first use because its base class comes from TensorFlow.
-    """
-    global _KEPT_TYPE
-    if _KEPT_TYPE is not None:
-        return _KEPT_TYPE
-    from tensorflow.python.client.session import SessionInterface
-
-    class _KeptSession(SessionInterface):
-        """The estimator's long-lived session as ``MonitoredSession`` sees it.
-
-        ``close()`` keeps the session open. ``make_callable()`` (which
-        ``MonitoredSession`` uses for a fetch list it sees again) returns a
-        TensorFlow callable (``Session._make_callable_from_options``) that runs
-        the step in the calling thread (``RunOptions.inter_op_thread_pool = -1``,
-        ``RUN_INLINE``): no thread hand-off between the step's many small ops.
-        Everything else is the wrapped ``tf.compat.v1.Session``'s.
-        """
-
-        __slots__ = ("_sess", "_cache", "_graph", "_inline")
-
-        def __init__(self, state):
-            self._sess = state.session
-            self._cache = state.callables
-            self._graph = state.graph
-            self._inline = RUN_INLINE
-
-        @property
-        def graph(self):
-            return self._graph
-
-        @property
-        def sess_str(self):
-            return self._sess.sess_str
-
-        def partial_run_setup(self, *args, **kwargs):
-            return self._sess.partial_run_setup(*args, **kwargs)
-
-        def partial_run(self, *args, **kwargs):
-            return self._sess.partial_run(*args, **kwargs)
-
-        def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-            return self._sess.run(fetches, feed_dict=feed_dict, options=options,
-                                  run_metadata=run_metadata)
-
-        pyhooks_keeps_callables = True  # make_callable of a list seen before costs nothing
-
-        def make_callable(self, fetches, feed_list=None, accept_options=False):
-            """What ``MonitoredSession`` caches for a repeated fetch list: a TensorFlow callable."""
-            if feed_list is not None or accept_options:
-                return self._sess.make_callable(fetches, feed_list, accept_options)
-            if not isinstance(fetches, (list, tuple)):  # one element: its value
-                run_list = self.make_callable([fetches])
-                return lambda: run_list()[0]
-            # Kept across train() calls: the default hooks fetch the same tensors.
-            key = (self._inline, *map(id, fetches))
-            entry = self._cache.get(key)
-            if entry is None:
-                if len(self._cache) >= _CALLABLE_CACHE:
-                    self._cache.clear()
-                # holds the fetched objects, so that their ids stay theirs
-                entry = self._cache[key] = (list(fetches),
-                                            fast_callable(self._sess, self._graph, list(fetches),
-                                                           self._inline))
-            return entry[1]
-
-        def close(self):
-            """Keeps the session: it belongs to the estimator."""
-
-        def __getattr__(self, name):
-            return getattr(self._sess, name)
-
-        def __repr__(self):
-            return f"<pyhooks kept session of {self._sess!r}>"
-
-    _KEPT_TYPE = _KeptSession
-    return _KeptSession
+        _KEPT_TYPE.append(type("KeptSession", (KeptSessionMethods, SessionInterface),
+                               {"__slots__": ("_sess", "_cache", "_graph", "_inline")}))
+    return _KEPT_TYPE[0]
 
 
 def fast_callable(session, graph, fetches, inline):

@@ -3,6 +3,8 @@
 Usage: python fault_worker.py MODE MODEL_DIR [ARG]
 
 Modes:
+  defaults N    train N steps with the estimator's default hooks only (and one that prints
+                "step <n>"), as a user's train() call; prints "done <step>".
   train N       train N steps (checkpoint every 5, history CSV every step) and print
                 "done <step>"; prints "step <n>" after each step and, with
                 PYHOOKS_FAULT_SLOW set, sleeps that many seconds per step.
@@ -72,6 +74,11 @@ def main(mode, model_dir, arg=None):
         slow = float(os.environ.get("PYHOOKS_FAULT_SLOW", "0"))
         estimator = model(model_dir)
         estimator.train(data, steps=int(arg), hooks=hooks(model_dir, slow=slow))
+        print(f"done {estimator.evaluate(data, steps=1)['global_step']}", flush=True)
+    elif mode == "defaults":
+        slow = float(os.environ.get("PYHOOKS_FAULT_SLOW", "0"))
+        estimator = model(model_dir)
+        estimator.train(data, steps=int(arg), hooks=[Announce(slow=slow)])
         print(f"done {estimator.evaluate(data, steps=1)['global_step']}", flush=True)
     elif mode == "hold":
         model(model_dir).train(data, steps=3, hooks=hooks(model_dir, hold=arg))

@@ -174,7 +174,8 @@ def test_train_of_the_same_estimator_from_its_own_hook_is_refused(tmp_path, data
 
     with pytest.raises(RuntimeError, match=r"called again from inside its own train\(\)"):
         estimator.train(data, steps=2, hooks=[Nested(), silent()])
-    assert estimator.train(data, steps=1, hooks=[silent()]).to_dict()["steps"] == [1]
+    # the step that ran before the refusal is kept
+    assert estimator.train(data, steps=1, hooks=[silent()]).to_dict()["steps"] == [2]
 
 
 # --------------------------------------------------------------------------- hooks' meaning
@@ -218,3 +219,58 @@ def test_a_batch_that_cannot_fit_in_memory_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"^`batch_size` = 1000000000000: batches of "
                                          r"1000000000000 rows of this input need about "):
         model(tmp_path).train(forever, steps=1, hooks=[silent()])
+
+
+# --------------------------------------------------------------------------- a loss that diverges
+def diverging(tmp_path, **kwargs):
+    """A linear regressor whose SGD steps are far too large: its loss overflows within steps."""
+    return pyhooks.estimators.linear_regressor(
+        pyhooks.estimators.feature_columns(pyhooks.estimators.column_numeric("drat")),
+        model_dir=str(tmp_path), optimizer=lambda: tf.compat.v1.train.GradientDescentOptimizer(
+            1e4), **kwargs)
+
+
+def weights_of(model):
+    return [np.asarray(model.get_variable_value(name)) for name in model.get_variable_names()
+            if "linear_model" in name]
+
+
+def test_a_diverging_canned_model_saves_its_last_good_step_and_resumes(tmp_path, data):
+    model = diverging(tmp_path)
+    with pytest.raises(pyhooks.NanLossDuringTrainingError) as raised:
+        model.train(data, steps=100, hooks=[silent()])
+    step = raised.value.step
+    assert 1 <= step < 100
+    assert model.latest_checkpoint().endswith(f"model.ckpt-{step}")  # the step before the NaN
+    assert all(np.isfinite(w).all() for w in weights_of(model))
+    assert model.evaluate(data, steps=1)["global_step"] == step
+
+
+def test_a_stop_at_nan_keeps_finite_weights(tmp_path, data):
+    model = diverging(tmp_path)
+    with pytest.warns(pyhooks.NanLossWarning):
+        model.train(data, steps=100, hooks=[
+            silent(), pyhooks.NanTensorHook("training_loss:0", fail_on_nan_loss=False)])
+    assert all(np.isfinite(w).all() for w in weights_of(model))
+    step = int(model.latest_checkpoint().rsplit("-", 1)[1])
+    assert model.evaluate(data, steps=1)["global_step"] == step < 100
+
+
+def test_a_diverging_model_fn_keeps_the_last_checkpoint_before_the_nan(tmp_path, data):
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode):
+        w = v1.get_variable("w", [], dtype=tf.float64, initializer=v1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(features["drat"] * w - labels))
+        op = v1.train.GradientDescentOptimizer(1e4).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return pyhooks.estimators.estimator_spec(mode, loss=loss, train_op=op)
+
+    config = pyhooks.estimators.run_config(save_checkpoints_steps=1)
+    model = pyhooks.estimators.estimator(model_fn, model_dir=str(tmp_path), config=config)
+    with pytest.raises(pyhooks.NanLossDuringTrainingError) as raised:
+        model.train(data, steps=100, hooks=[silent()])
+    saved = int(model.latest_checkpoint().rsplit("-", 1)[1])
+    assert saved < raised.value.step  # the NaN step's update is not saved
+    assert np.isfinite(model.get_variable_value("w"))
+    assert model.evaluate(data, steps=1)["global_step"] == saved  # the session was forgotten

@@ -630,7 +630,7 @@ def test_kept_session_survives_the_runner_and_checkpoint_savers(shared_lr, spec_
 
     closer = Closer()
     shared_lr.train(spec_input, steps=1, hooks=[closer, quiet_bar()])
-    assert closer.kind == "_KeptSession"
+    assert closer.kind == "KeptSession"
     assert isinstance(shared_lr._states["train"].session.run(  # noqa: SLF001
         shared_lr._states["train"].global_step_read), np.integer)  # noqa: SLF001
 

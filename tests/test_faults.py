@@ -100,12 +100,28 @@ def test_sigint_to_the_process_group_keeps_a_checkpoint_and_the_history(tmp_path
     assert out.splitlines()[-1] == f"done {steps[-1] + 1}"
 
 
+def test_ctrl_c_with_the_default_hooks_keeps_the_steps_and_the_next_train_resumes(tmp_path):
+    worker = start("defaults", tmp_path, 10**8, slow=0.01, new_session=True)
+    wait_for_line(worker, "step 30")
+    os.killpg(worker.pid, signal.SIGINT)  # Ctrl-C in a shell: the job's process group
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode != 0 and "KeyboardInterrupt" in err
+    saved = latest_step(tmp_path)  # no checkpoint hook was given: the estimator saved
+    assert saved >= 30
+    code, out, err = run("defaults", tmp_path, 2)
+    assert code == 0, err
+    steps = [line for line in out.splitlines() if line.startswith("step ")]
+    assert steps == [f"step {saved + 1}", f"step {saved + 2}"]
+    assert out.splitlines()[-1] == f"done {saved + 2}"
+
+
 def test_a_full_disk_says_the_path_and_the_cause_and_keeps_the_last_checkpoint(tmp_path):
     code, _, err = run("fsize", tmp_path, 200)
     assert code != 0
     error = "pyhooks.errors.DiskWriteError: "
     last = next(line for line in err.splitlines() if line.startswith(error))
-    assert last.startswith(error + "Could not write the checkpoint of step ")
+    # the first write the limit stops (a history row or a checkpoint), named with its path
+    assert last.startswith(error + "Could not write the ")
     assert f"to '{tmp_path}" in last and last.endswith(
         ": File too large (a file size limit was reached).")
     assert latest_step(tmp_path) == 2  # the last complete checkpoint

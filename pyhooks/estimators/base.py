@@ -13,6 +13,7 @@ estimator never changes a hook it did not create.
 
 from __future__ import annotations
 
+import logging
 import os
 import weakref
 
@@ -29,6 +30,7 @@ from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, featur
 from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, signature_of
 from pyhooks.estimators.schema import Schema
 from pyhooks.estimators.tensorboard import EventWriterHook, write_metrics
+from pyhooks.errors import NanLossDuringTrainingError
 from pyhooks.hook import RunInfo, SessionRunHook, check_hooks
 from pyhooks.hooks import _model_dir
 from pyhooks.hooks.checkpoint_saver import CheckpointSaverHook
@@ -41,6 +43,12 @@ from pyhooks.timer import check_positive
 __all__ = ["Estimator", "default_hooks"]
 
 KIND_DTYPES = {FLOAT: "float32", INT: "int64", STR: "string", STR_OR_INT: "string"}
+
+
+class _RoutineCheckpoints(CheckpointSaverHook):
+    """``train()``'s own saver: its routine saves are logged at DEBUG, not on the console."""
+
+    save_log_level = logging.DEBUG
 
 
 class _StopAfterNRuns(SessionRunHook):
@@ -60,14 +68,14 @@ class _StopAfterNRuns(SessionRunHook):
             run_context.request_stop()
 
 
-def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None, listening=False):
+def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None):
     """The hooks ``train()`` adds to the caller's ``hooks``, and the history saver of the call.
 
     Added: a ``StopAtStepHook`` for ``steps`` / ``max_steps``; unless ``hooks``
     has one of its kind, a ``NanTensorHook`` on the training loss, a
     ``HistorySaverHook``, a ``ProgressBarHook`` and a ``CheckpointSaverHook``
-    as ``config`` says (every 600 s when saving listeners wait for saves); the
-    TensorBoard event writer when ``config`` writes summaries or step rates.
+    as ``config`` says (every 600 s by default); the TensorBoard event writer
+    when ``config`` writes summaries or step rates.
 
     Returns:
         ``(extra hooks, the HistorySaverHook whose history train() returns)``.
@@ -88,10 +96,9 @@ def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None, l
         extra.append(history)
     if has(ProgressBarHook) is None:
         extra.append(ProgressBarHook())
-    frequency = config.checkpoint_frequency(listening=listening)
-    if has(CheckpointSaverHook) is None and frequency is not None:
-        extra.append(CheckpointSaverHook(model_dir, saver=state.saver,
-                                                 save_graph_def=False, **frequency))
+    if has(CheckpointSaverHook) is None:
+        extra.append(_RoutineCheckpoints(model_dir, saver=state.saver, save_graph_def=False,
+                                         **config.checkpoint_frequency()))
     if config.save_summary_steps or config.log_step_count_steps:
         extra.append(EventWriterHook(model_dir, state.summary_op, state.global_step_read,
                                      config.save_summary_steps, config.log_step_count_steps))
@@ -100,12 +107,6 @@ def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None, l
 
 def _steps(name, value):
     return check_positive(name, value, integer=True)
-
-
-def _raised_in_end(error):
-    """Whether ``error`` came from a hook's ``end()`` (the runner's note says so)."""
-    return any(note.startswith("pyhooks: raised in ") and note.endswith(".end()")
-               for note in getattr(error, "__notes__", ()))
 
 
 class Estimator:
@@ -310,8 +311,16 @@ class Estimator:
         against it. Only one ``train()`` at a time may write to ``model_dir`` (a
         ``flock`` on ``model_dir/.pyhooks-train.lock``, freed when the process ends
         however it ends). At the start, the temporary files of a save that a crash
-        interrupted are removed. When a hook's ``end()`` fails, the steps done are
-        kept (saved in a checkpoint) and the error is raised.
+        interrupted are removed.
+
+        Nothing trained is lost: checkpoints are saved every 600 seconds (or as the
+        ``run_config()`` says) and when the call ends, however it ends (its steps,
+        the input exhausted, a hook's stop, an error in a hook, Ctrl-C: the error is
+        raised after the save); the next ``train()`` resumes from there. A batch
+        whose loss is not finite (NaN, ±Inf) updates nothing in a canned model, so
+        what is saved after it is the last good step; a ``model_fn``'s own train op
+        cannot be held back, so after such a loss its weights are not saved, and
+        the model is what the latest checkpoint holds.
 
         Raises:
             ValueError: both ``steps`` and ``max_steps``, non-positive steps, input
@@ -353,6 +362,7 @@ class Estimator:
         lock = _model_dir.TrainingLock(self.model_dir).acquire()
         self._training = True
         try:
+            _model_dir.check_writable(self.model_dir, "the model's checkpoints")
             if new_schema is not None and self._is_chief():
                 new_schema.save(self._checkpoint_dir)
             self._schema = new_schema or self._schema
@@ -378,7 +388,7 @@ class Estimator:
         if self._replicated is not None:
             self._replicated.check_steps(input_fn, steps, max_steps, start)
         extra, history = default_hooks(hooks, state, self.config, self.model_dir, steps,
-                                       max_steps, listening=bool(listeners))
+                                       max_steps)
         loop = hooks + extra + state.spec_hooks
         state.start_input(feeds, input_fn, training=True)
         # the hooks' RunInfo: a progress bar shows `total`, checkpoint savers call `listeners`
@@ -390,31 +400,43 @@ class Estimator:
                     with self._replicated.scope():  # hooks' files: the worker's own place
                         state.run_loop(loop + self._replicated.hooks(state), state.fetches)
             except BaseException as error:
-                self._after_failed_loop(state, loop, error)
+                self._keep_progress(state, loop, error)
                 raise
-        self._save_if_needed(state, loop)
+        self._keep_progress(state, loop)
         return history.history
 
-    def _after_failed_loop(self, state, hooks, error):
-        """Keeps the steps of a loop whose hook's ``end()`` failed; else forgets the session's."""
-        if not _raised_in_end(error):
+    def _keep_progress(self, state, hooks, error=None):
+        """Saves the steps the loop ran (``error``: it failed, or was interrupted).
+
+        A canned model skips the update of a batch whose loss is not finite
+        (``state.skips_nonfinite``, see :func:`pyhooks.estimators.graph.canned_build`),
+        so its weights are always the last good step's; other train ops (a
+        ``model_fn``'s) apply such updates, and after a loss that was not finite
+        the weights are forgotten instead: the model is what the latest checkpoint
+        holds. A save that fails is noted on ``error`` (which wins), or raised.
+        """
+        spoiled = not state.skips_nonfinite and (
+            isinstance(error, NanLossDuringTrainingError) or any(
+                isinstance(h, CheckpointSaverHook) and h.diverged_at is not None for h in hooks))
+        if spoiled:
             state.discard()
             return
-        try:  # the steps ran: the session keeps them, and a checkpoint records them
-            self._save_if_needed(state, hooks)
-        except Exception as secondary:  # noqa: BLE001 - the hook's error wins
+        try:
+            self._save_if_needed(state)
+        except Exception as secondary:
+            if error is None:
+                raise
             error.add_note(f"pyhooks: the checkpoint after it could not be saved: {secondary}")
             state.discard()
 
-    def _save_if_needed(self, state, hooks):
+    def _save_if_needed(self, state):
         if not self._is_chief():
             return None  # checkpoints are the chief's
         step = state.step()
-        if any(isinstance(h, CheckpointSaverHook) for h in hooks):
-            latest = _model_dir.latest_checkpoint(self.model_dir)
-            if latest is not None and latest.endswith(f"-{step}"):
-                state.saved(latest)  # the hook saved it at its end()
-                return latest
+        latest = _model_dir.latest_checkpoint(self.model_dir)
+        if latest is not None and latest.endswith(f"-{step}"):
+            state.saved(latest)  # a hook saved it at its end() or after_error()
+            return latest
         with quiet():
             return state.save(step)
 

@@ -25,9 +25,11 @@ class RunConfig:
         save_checkpoints_steps: while training, save a checkpoint every this many
             steps (not with ``save_checkpoints_secs``).
         save_checkpoints_secs: while training, save a checkpoint every this many
-            seconds. With neither given, ``train()`` saves at its end only, and
-            every 600 seconds when it has saving listeners (``train_and_evaluate()``
-            evaluates after these saves).
+            seconds. With neither given, every 600 seconds (``tf.estimator``'s
+            default). Besides these, ``train()`` saves when it ends, however it ends
+            (its steps done, the input exhausted, a hook's stop, an error, Ctrl-C),
+            and the next ``train()`` resumes from there; after a loss that is not
+            finite it keeps the last good step (see ``Estimator.train``).
         keep_checkpoint_max: checkpoints kept in ``model_dir``.
         train_distribute: a ``tf.distribute`` strategy ``train()`` runs under
             (``MirroredStrategy``, ``MultiWorkerMirroredStrategy``,
@@ -64,17 +66,11 @@ class RunConfig:
 
         self.train_distribute = check_strategy(train_distribute)
 
-    def checkpoint_frequency(self, listening):
-        """``{"save_steps": n}`` or ``{"save_secs": s}`` for periodic saves, or None for none.
-
-        ``listening``: whether saving listeners wait for the saves (then the
-        default is every 600 seconds, as ``tf.estimator``'s).
-        """
+    def checkpoint_frequency(self):
+        """``{"save_steps": n}`` or ``{"save_secs": s}``: how often ``train()`` saves."""
         if self.save_checkpoints_steps is not None:
             return {"save_steps": self.save_checkpoints_steps}
-        if self.save_checkpoints_secs is not None:
-            return {"save_secs": self.save_checkpoints_secs}
-        return {"save_secs": DEFAULT_CHECKPOINT_SECS} if listening else None
+        return {"save_secs": self.save_checkpoints_secs or DEFAULT_CHECKPOINT_SECS}
 
     def __repr__(self):
         return (f"RunConfig(model_dir={self.model_dir!r}, tf_random_seed={self.tf_random_seed!r}, "

@@ -68,6 +68,7 @@ class ModelTensors:
     """What a model's build sets: the tensors and hooks the loops of its mode use."""
 
     replicated = False  # a replica's build (its step is counted once, for all)
+    skips_nonfinite = False  # whether a step whose loss is not finite updates nothing
 
     def __init__(self, global_step, global_step_read):
         self.global_step = global_step
@@ -317,17 +318,37 @@ def canned_build(model, head, optimizer, raw_inputs):
 
 
 def _canned_train_op(target, tf, model, optimizer, training_loss):
+    """The update and the step's count; a batch whose loss is not finite changes nothing.
+
+    Skipping that update keeps the weights of the last good step (which a save after
+    NaN then writes) where applying it would spoil them. Not under a strategy (the
+    replicas update together: one replica cannot skip their all-reduce), nor with
+    TensorFlow 1's reference variables (a ``tf.cond`` branch reads them as values).
+    """
     v1 = tf.compat.v1
-    if hasattr(model, "minimize"):  # several optimizers (wide & deep)
-        update = model.minimize(tf, training_loss)
-    else:
-        update = make_optimizer(tf, optimizer, model.default_learning_rate).minimize(
+
+    def update():
+        if hasattr(model, "minimize"):  # several optimizers (wide & deep)
+            return model.minimize(tf, training_loss)
+        return make_optimizer(tf, optimizer, model.default_learning_rate).minimize(
             training_loss, var_list=v1.trainable_variables())
+
     if target.replicated:  # the step is counted once, after all replicas
-        target.train_op = update
+        target.train_op = update()
         return
-    with tf.control_dependencies([update, target.global_step_read]):
-        target.train_op = target.global_step.assign_add(1, read_value=False)
+
+    def update_and_count():
+        with tf.control_dependencies([update(), target.global_step_read]):
+            return target.global_step.assign_add(1, read_value=False)
+
+    dtype = target.global_step.dtype
+    if dtype != dtype.base_dtype:  # reference variables: every update, as TensorFlow 1 did
+        target.train_op = update_and_count()
+    else:
+        finite = tf.reduce_all(tf.math.is_finite(training_loss))
+        target.train_op = tf.cond(finite, lambda: tf.group(update_and_count()), tf.no_op,
+                                  name="update_if_finite")
+        target.skips_nonfinite = True
     v1.add_to_collection(v1.GraphKeys.TRAIN_OP, target.train_op)
     target.fetches = target.train_op
 

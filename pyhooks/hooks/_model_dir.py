@@ -89,6 +89,22 @@ def make_model_dir(model_dir):
     return path
 
 
+def check_writable(path, what):
+    """A :class:`DiskWriteError` naming ``what`` and ``path`` unless a file can be made in ``path``.
+
+    Made (and removed) before a loop starts, so that a directory the user cannot
+    write fails the call before any step, with nothing written.
+    """
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        found = disk_error(what, path, error)
+        if found is None:
+            raise
+        raise found from error
+
+
 def _shown(model_dir):
     return f"model_dir {model_dir!r}"
 

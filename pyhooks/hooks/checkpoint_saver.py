@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 import os
 
+import numpy as np
+
 from pyhooks.distribute import worker_path
-from pyhooks.errors import NanLossDuringTrainingError
+from pyhooks.errors import CheckpointError, NanLossDuringTrainingError
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
-from pyhooks.hooks._common import check_bool, current_backend, global_step_read
-from pyhooks.hooks._lookup import check_exclusive, check_has
-from pyhooks.hooks._model_dir import TrainingLock, disk_error, recover_saver
+from pyhooks.hooks._common import check_bool, current_backend, global_step_read, to_numpy
+from pyhooks.hooks._lookup import check_exclusive, check_has, find_loss
+from pyhooks.hooks._model_dir import TrainingLock, disk_error, latest_checkpoint, recover_saver
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -23,13 +25,19 @@ _log = logging.getLogger("pyhooks")
 class CheckpointSaverHook(SessionRunHook):
     """Saves checkpoints at session creation, every N steps or seconds, and at the end.
 
+    At session creation it saves unless the directory's latest checkpoint is
+    already this step's (a new loop on a model saved at its end: nothing new).
+
     The saver is ``saver``, the ``scaffold``'s, the only one in the ``SAVERS``
     collection, or a new one built in ``begin()`` (and added there); its
     checkpoints restore with ``tf.compat.v1.train.Saver``. Data files and the
     ``.meta`` graph are complete before the ``checkpoint`` index, replaced
     atomically, names them: a crash mid-save leaves the previous checkpoint
-    as the latest. With ``save_on_error`` a failing loop also saves its last
-    state (not after a NaN loss or a failed save).
+    as the latest. With ``save_on_error`` a failing loop (an error, Ctrl-C) also
+    saves its last state. Once a loss was not finite (NaN or ±Inf, the first of
+    the ``losses`` collection; or a :class:`pyhooks.NanLossDuringTrainingError`),
+    it saves no more (:attr:`diverged_at`): an update computed from that loss
+    may have spoiled the weights, and the latest checkpoint is the last good one.
 
     From ``begin()`` to ``end()`` (or ``after_error()``) the hook holds
     ``checkpoint_dir``'s training lock, as the estimators do for their
@@ -67,6 +75,8 @@ class CheckpointSaverHook(SessionRunHook):
         >>> hook = CheckpointSaverHook("/tmp/model", save_steps=100)
     """
 
+    save_log_level = logging.INFO  # of the line each save logs (an estimator's own: DEBUG)
+
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
                  checkpoint_basename="model.ckpt", scaffold=None, listeners=None,
                  save_graph_def=True, save_on_error=True):
@@ -98,6 +108,12 @@ class CheckpointSaverHook(SessionRunHook):
         self._save_on_error = check_bool("save_on_error", save_on_error)
         self._writer = self._global_step_tensor = self._lock = None
         self._active_listeners = self._listeners
+        self._diverged_at = None
+
+    @property
+    def diverged_at(self):
+        """The step after which this run saved nothing because a loss was not finite, or None."""
+        return self._diverged_at
 
     def begin(self):
         import tensorflow as tf
@@ -106,8 +122,11 @@ class CheckpointSaverHook(SessionRunHook):
         self._checkpoint_dir = worker_path(self._given_dir)  # a non-chief worker: its own
         self._save_path = os.path.join(self._checkpoint_dir, self._basename)
         self._global_step_tensor = global_step_read("CheckpointSaverHook")
-        # the same args every step
-        self._args = SessionRunArgs(self._global_step_tensor)
+        loss = find_loss(None, "CheckpointSaverHook", required=False)
+        # the same args every step (the loss: fetched by the progress bar and history too)
+        self._args = SessionRunArgs(self._global_step_tensor if loss is None else
+                                    (self._global_step_tensor, loss))
+        self._diverged_at = None
         if backend is not None:  # eager / Keras: a tf.train.Checkpoint, no graph files
             self._writer = None
             self._saver = eager_saver(backend.kind, self._given_saver, self._scaffold,
@@ -144,15 +163,32 @@ class CheckpointSaverHook(SessionRunHook):
             write_graph(self._writer, session.graph, self._get_saver(), self._checkpoint_dir,
                         self._save_graph_def)
             self._graph_written = True
-        if step != self._timer.last_triggered_step():  # nothing new after recovery at this step
+        # nothing new after recovery at this step, or when the directory's latest checkpoint
+        # is of this step (a new loop on a model saved at its end)
+        if step != self._timer.last_triggered_step() and not self._saved_already(step):
             self._save(session, step)
-            self._timer.update_last_triggered_step(step)
+        self._timer.update_last_triggered_step(step)
+
+    def _saved_already(self, step):
+        try:
+            latest = latest_checkpoint(self._checkpoint_dir)
+        except CheckpointError:  # a damaged index: a new save replaces it
+            return False
+        return latest is not None and os.path.normpath(latest) == os.path.normpath(
+            f"{self._save_path}-{step}")
 
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
-        if self._timer.should_trigger_for_step(int(run_values.results) + 1):
+        results = run_values.results
+        if isinstance(results, tuple):
+            results, loss = results
+            if self._diverged_at is None and not np.all(np.isfinite(to_numpy(loss, copy=False))):
+                self._diverge(int(run_context.session.run(self._global_step_tensor)))
+        if self._diverged_at is not None:
+            return
+        if self._timer.should_trigger_for_step(int(results) + 1):
             # value + 1 may overshoot (increment not ordered after the read): read it back
             step = int(run_context.session.run(self._global_step_tensor))
             if self._timer.should_trigger_for_step(step):
@@ -160,10 +196,15 @@ class CheckpointSaverHook(SessionRunHook):
                 if self._save(run_context.session, step):
                     run_context.request_stop()
 
+    def _diverge(self, step):
+        self._diverged_at = step
+        _log.warning("Saving no more checkpoints: the loss of step %d was not finite, so the "
+                     "weights may be spoiled; the latest checkpoint is the last good one.", step)
+
     def end(self, session):
         try:
             step = int(session.run(self._global_step_tensor))
-            if step != self._timer.last_triggered_step():
+            if step != self._timer.last_triggered_step() and self._diverged_at is None:
                 self._save(session, step)
             for listener in self._active_listeners:
                 listener.end(session, step)
@@ -174,9 +215,11 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_error(self, session, error):
         try:
+            if isinstance(error, NanLossDuringTrainingError) and self._diverged_at is None:
+                self._diverge(error.step if error.step is not None else -1)
             if (self._save_on_error and session is not None and self._global_step_tensor is not None
                     and not getattr(error, "_pyhooks_checkpoint_save", False)
-                    and not isinstance(error, NanLossDuringTrainingError)):
+                    and self._diverged_at is None):
                 step = int(session.run(self._global_step_tensor))
                 if step != self._timer.last_triggered_step():
                     _log.info("Saving a checkpoint after %s.", type(error).__name__)
@@ -206,7 +249,8 @@ class CheckpointSaverHook(SessionRunHook):
         try:
             for listener in self._active_listeners:
                 listener.before_save(session, step)
-            _log.info("Saving checkpoints for %d into %s.", step, self._save_path)
+            _log.log(self.save_log_level, "Saving checkpoints for %d into %s.", step,
+                     self._save_path)
             try:
                 save_checkpoint(self._get_saver(), session, self._save_path, step,
                                 self._save_graph_def)

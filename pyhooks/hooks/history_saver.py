@@ -161,11 +161,14 @@ class HistorySaverHook(SessionRunHook):
         """The last step's row, unless it was recorded; then the file is closed."""
         try:
             if self._last is not None and session is not None:
+                ran = int(self._last[0]) + 1  # the step the last values this hook saw reached
                 try:
                     step = exact_step(session, self._step_tensor)
                 except Exception:  # noqa: BLE001 - a broken session: the last run's own step
-                    step = int(self._last[0]) + 1
-                if step > self._recorded_step:
+                    step = ran
+                # a later run whose values this hook never got (Ctrl-C, an error in another
+                # hook's after_run): no row with a loss of the step before it
+                if self._recorded_step < step <= ran:
                     self._record(self._last, step)
         finally:
             if self._file is not None:

@@ -205,9 +205,10 @@ input_layer <- function(features, feature_columns) {
 #' @param save_checkpoints_steps Save a checkpoint every this many steps
 #'   while training, or `NULL`.
 #' @param save_checkpoints_secs Save a checkpoint every this many seconds
-#'   while training, or `NULL` (at most one of the two). With neither,
-#'   [train()] saves at its end, and [train_and_evaluate()] every 600 seconds
-#'   and at the end.
+#'   while training, or `NULL` (at most one of the two). With neither, every
+#'   600 seconds (tf.estimator's default). Besides these, [train()] saves when
+#'   it ends however it ends (its steps, the input exhausted, a hook's stop, an
+#'   error, an interrupt), and the next [train()] resumes from there.
 #' @param train_distribute A TensorFlow distribution strategy [train()] runs
 #'   under, or `NULL`, from `tensorflow <- reticulate::import("tensorflow")`:
 #'   `tensorflow$distribute$MirroredStrategy()` (several devices of this

@@ -15,6 +15,15 @@
 #' that `model_dir`'s `checkpoint` file names is an error naming the file,
 #' never a silent restart from step 0.
 #'
+#' Nothing trained is lost: a checkpoint is saved every 600 seconds (as
+#' [run_config()] says) and when `train()` ends, however it ends: its steps
+#' done, the input exhausted, a hook's stop, an error in a hook, an interrupt
+#' (Ctrl-C). The next `train()` resumes from that step. A batch whose loss is
+#' not finite (`NaN`, `Inf`) updates nothing in a canned model, so what is
+#' saved after it is the last good step; a model function's own training op
+#' cannot be held back, so after such a loss its weights are not saved and the
+#' model is what the latest checkpoint holds.
+#'
 #' When training fails (an error in a hook, a NaN loss) or is interrupted,
 #' the condition signalled carries what was recorded up to then in its
 #' `history` field (`tryCatch(train(...), error = function(e) e$history)`);

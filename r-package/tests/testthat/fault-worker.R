@@ -2,6 +2,7 @@
 # Rscript fault-worker.R MODE MODEL_DIR OUT [ARG]; progress lines go to OUT.
 #   train N     train N steps (checkpoint every 5, history CSV every step);
 #               "interrupted" on an interrupt, "done <step>" at the end
+#   defaults N  as train, with train()'s default hooks only (and the one writing "run <n>")
 #   hold FILE   train, and after the first step wait (at most 120 s) until FILE exists
 #   fsize       train 2 steps, limit files to 200 bytes (as a full disk), train again
 #               writing the history CSV
@@ -30,7 +31,8 @@ hooks <- list(hook_progress_bar(writer = function(text) NULL),
               hook_checkpoint_saver(model_dir, save_steps = 5, save_graph_def = FALSE),
               hook_history_saver(every_n_step = 1, path = file.path(model_dir, "history.csv")),
               announce)
-if (mode == "train") {
+if (mode == "defaults") hooks <- list(announce)
+if (mode %in% c("train", "defaults")) {
   result <- tryCatch(train(model, input, steps = as.integer(args[[4]]), hooks = hooks),
                      interrupt = function(e) NULL)
   if (is.null(result)) say("interrupted") else say("done ", tail(result$steps, 1))

@@ -110,7 +110,8 @@ test_that("train() of the same model from inside its own hook is refused", {
   })
   expect_error(train(model, mtcars_input(), steps = 2, hooks = c(silent_hooks(), list(nested))),
                "called again from inside its own train()", fixed = TRUE)
-  expect_identical(train(model, mtcars_input(), steps = 1, hooks = silent_hooks())$steps, 1L)
+  # the step that ran before the refusal is kept
+  expect_identical(train(model, mtcars_input(), steps = 1, hooks = silent_hooks())$steps, 2L)
 })
 
 test_that("damaged checkpoint files are short errors naming model_dir and the file", {
@@ -202,6 +203,23 @@ test_that("SIGINT to the job's process group keeps a checkpoint of every recorde
   history <- utils::read.csv(file.path(dir, "history.csv"))
   expect_gte(max(history$steps), 7)
   expect_identical(latest_step(dir), as.integer(max(history$steps)))
+})
+
+test_that("Ctrl-C with the default hooks keeps the steps done; the next train() resumes", {
+  skip_if_no_pyhooks()
+  skip_on_os("windows")
+  dir <- tempfile("interrupted_defaults")
+  worker <- start_worker("defaults", dir, "100000000")
+  on.exit(stop_worker(worker), add = TRUE)
+  wait_until(function() worker_said(worker, "run 20"))
+  system2("kill", c("-INT", paste0("-", worker$pid))) # the process group, as Ctrl-C in a shell
+  wait_until(function() worker_said(worker, "interrupted"), 60)
+  wait_until(function() !alive(worker$pid), 60)
+  saved <- latest_step(dir) # no checkpoint hook was given: train() saved at the interrupt
+  expect_gte(saved, 20)
+  model <- linear_regressor(feature_columns(column_numeric("drat")), model_dir = dir)
+  history <- train(model, mtcars_input(), steps = 2, hooks = silent_hooks())
+  expect_identical(tail(history$steps, 1), as.integer(saved + 2))
 })
 
 test_that("a full disk: one short message with the path and the cause; the history is kept", {

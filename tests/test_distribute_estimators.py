@@ -218,7 +218,10 @@ def test_an_infinite_loss_on_one_worker_fails_both_at_the_same_step(tmp_path):
         assert report["error"] == "NanLossDuringTrainingError"
         assert report["last_step"] == 3
         assert "Model diverged with loss = inf at step 3" in report["message"]
-    assert not os.path.exists(tmp_path / "model" / "checkpoint")
+    # replicas cannot skip a step: its weights are not saved, the latest is the one at the start
+    from pyhooks.hooks import _model_dir
+
+    assert _model_dir.latest_checkpoint(str(tmp_path / "model")).endswith("model.ckpt-0")
 
 
 @pytest.mark.cluster

@@ -8,6 +8,7 @@ Modes:
   train N       train N steps (checkpoint every 5, history CSV every step) and print
                 "done <step>"; prints "step <n>" after each step and, with
                 PYHOOKS_FAULT_SLOW set, sleeps that many seconds per step.
+  fork FILE     as hold, after forking a child (printing "child <pid>") that sleeps 120 s.
   hold          train, and in step 1 print "holding" and wait (at most 120 s) until
                 the file ARG exists.
   fsize BYTES   train 2 steps, then limit files to BYTES (RLIMIT_FSIZE, SIGXFSZ ignored:
@@ -33,8 +34,8 @@ from pyhooks.estimators import column_numeric, feature_columns, input_fn, linear
 class Announce(pyhooks.SessionRunHook):
     """Prints each step reached; may sleep or wait for a file."""
 
-    def __init__(self, slow=0.0, hold=None):
-        self.slow, self.hold = slow, hold
+    def __init__(self, slow=0.0, hold=None, fork=False):
+        self.slow, self.hold, self.fork = slow, hold, fork
 
     def begin(self):
         from pyhooks.hooks._common import global_step_read
@@ -46,6 +47,13 @@ class Announce(pyhooks.SessionRunHook):
 
     def after_run(self, run_context, run_values):
         print(f"step {int(run_values.results) + 1}", flush=True)
+        if self.fork:  # a child of the trainer, as a multiprocessing worker is
+            self.fork = False
+            child = os.fork()
+            if child == 0:
+                time.sleep(120)
+                os._exit(0)
+            print(f"child {child}", flush=True)
         if self.hold:
             print("holding", flush=True)
             deadline = time.monotonic() + 120
@@ -80,8 +88,9 @@ def main(mode, model_dir, arg=None):
         estimator = model(model_dir)
         estimator.train(data, steps=int(arg), hooks=[Announce(slow=slow)])
         print(f"done {estimator.evaluate(data, steps=1)['global_step']}", flush=True)
-    elif mode == "hold":
-        model(model_dir).train(data, steps=3, hooks=hooks(model_dir, hold=arg))
+    elif mode in ("hold", "fork"):
+        model(model_dir).train(data, steps=3, hooks=hooks(model_dir, hold=arg,
+                                                          fork=mode == "fork"))
     elif mode == "fsize":
         estimator = model(model_dir)
         estimator.train(data, steps=2, hooks=[pyhooks.ProgressBarHook(writer=io.StringIO())])

@@ -115,6 +115,28 @@ def test_ctrl_c_with_the_default_hooks_keeps_the_steps_and_the_next_train_resume
     assert out.splitlines()[-1] == f"done {saved + 2}"
 
 
+def test_a_child_of_a_killed_trainer_does_not_keep_its_lock(tmp_path, mtcars_input, caplog):
+    worker = start("fork", tmp_path / "model", tmp_path / "never")
+    child = None
+    try:
+        child = int(wait_for_line(worker, "child ").split()[1])
+        wait_for_line(worker, "holding")
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=60)
+        os.kill(child, 0)  # the forked child lives on
+        model = pyhooks.estimators.linear_regressor(
+            pyhooks.estimators.feature_columns(pyhooks.estimators.column_numeric("drat")),
+            model_dir=str(tmp_path / "model"))
+        with caplog.at_level("INFO", logger="pyhooks"):
+            model.train(mtcars_input, steps=1, hooks=[pyhooks.ProgressBarHook(writer=lambda t: 0)])
+        took = [r.getMessage() for r in caplog.records if "Took over" in r.getMessage()]
+        assert len(took) == 1 and f"pid {worker.pid} on " in took[0] and "has ended" in took[0]
+    finally:
+        worker.kill()
+        if child is not None:
+            os.kill(child, signal.SIGKILL)
+
+
 def test_a_full_disk_says_the_path_and_the_cause_and_keeps_the_last_checkpoint(tmp_path):
     code, _, err = run("fsize", tmp_path, 200)
     assert code != 0

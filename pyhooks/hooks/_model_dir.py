@@ -19,13 +19,17 @@ from __future__ import annotations
 import errno
 import fcntl
 import glob
+import logging
 import os
 import re
 import shutil
 import socket
 import tempfile
+import threading
 
 from pyhooks.errors import CheckpointError, DiskWriteError, ModelDirLockedError
+
+_log = logging.getLogger("pyhooks")
 
 __all__ = ["CheckpointError", "DiskWriteError", "ModelDirLockedError", "TrainingLock",
            "checkpoint_files_error", "disk_error", "latest_checkpoint", "recover_saver",
@@ -234,18 +238,27 @@ def _holder():
     return f"pid {os.getpid()} on {socket.gethostname()}"
 
 
+_HELD = {}  # real path of a lock file -> the pid of this process's TrainingLock holding it
+_HELD_GUARD = threading.Lock()
+
+
 class TrainingLock:
     """An exclusive lock on a model directory for one training loop.
 
-    ``acquire()`` raises :class:`ModelDirLockedError` naming the holder when
-    another open file (another process, or another training loop of this
-    process) holds it. ``release()`` (or the end of the process) frees it.
+    A POSIX record lock (``lockf``) on ``model_dir/.pyhooks-train.lock``: it
+    belongs to the process that took it (a child it forks, a multiprocessing
+    worker or ``system()``, does not hold it) and the kernel frees it when that
+    process ends however it ends. A lock left by a process that ended is taken
+    over, and the log says whose it was. ``acquire()`` raises
+    :class:`ModelDirLockedError` naming the holder when another process holds
+    it, or another training loop of this process.
     """
 
     def __init__(self, model_dir):
         self.model_dir = model_dir
         self.path = os.path.join(model_dir, LOCK_NAME)
         self._fd = None
+        self._key = None
 
     def acquire(self, shared_here=False):
         """Takes the lock; returns ``self``.
@@ -255,29 +268,46 @@ class TrainingLock:
                 estimator's ``train()`` runs the hook asking), go on without a
                 lock of one's own (then ``held`` is False) instead of raising.
         """
+        key = os.path.realpath(self.path)
+        with _HELD_GUARD:
+            if _HELD.get(key) == os.getpid():  # a second lock here would free the first
+                if shared_here:
+                    return self
+                raise self._locked(_holder())
+            fd = self._open()
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                if error.errno not in (errno.EACCES, errno.EAGAIN):
+                    os.close(fd)
+                    raise
+                holder = self._read(fd)
+                os.close(fd)
+                raise self._locked(holder) from None
+            previous = self._read(fd)
+            self._write(fd)
+            _HELD[key] = os.getpid()
+            self._fd, self._key = fd, key
+        if previous not in ("unknown", _holder()):
+            _log.info("Took over the training lock of %s: %s, which last held it, has ended.",
+                      _shown(self.model_dir), previous)
+        return self
+
+    def _open(self):
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
             found = disk_error("the training lock", self.path, error)
             if found is None:
                 raise
             raise found from error
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
-            finally:
-                os.close(fd)
-            if shared_here and holder == _holder():
-                return self
-            raise ModelDirLockedError(
-                f"{_shown(self.model_dir)} is being trained by another process or loop "
-                f"({holder}); two trainers would overwrite each other's checkpoints. Wait "
-                "for it to finish, or use another model_dir.") from None
-        except BaseException:
-            os.close(fd)
-            raise
+
+    @staticmethod
+    def _read(fd):
+        return os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
+
+    @staticmethod
+    def _write(fd):
         try:  # no truncation to 0 first: on ext4 closing a truncated file flushes it (~4 ms)
             holder = (_holder() + "\n").encode()
             os.pwrite(fd, holder, 0)
@@ -285,8 +315,12 @@ class TrainingLock:
                 os.ftruncate(fd, len(holder))
         except OSError:
             pass  # a full disk: the lock holds anyway, the message says "unknown"
-        self._fd = fd
-        return self
+
+    def _locked(self, holder):
+        return ModelDirLockedError(
+            f"{_shown(self.model_dir)} is being trained by another process or loop ({holder}); "
+            "two trainers would overwrite each other's checkpoints. Wait for it to finish, or "
+            "use another model_dir.")
 
     @property
     def held(self):
@@ -294,9 +328,15 @@ class TrainingLock:
         return self._fd is not None
 
     def release(self):
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)  # closing the last descriptor frees the flock
+        with _HELD_GUARD:
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                _HELD.pop(self._key, None)
+                try:  # blanked, not truncated (see _write): a lock left named was not released
+                    os.pwrite(fd, b" " * len(_holder().encode()), 0)
+                except OSError:
+                    pass
+                os.close(fd)  # closing this process's descriptor frees its lock
 
     def __enter__(self):
         return self.acquire()

@@ -4,6 +4,7 @@
 #               "interrupted" on an interrupt, "done <step>" at the end
 #   defaults N  as train, with train()'s default hooks only (and the one writing "run <n>")
 #   hold FILE   train, and after the first step wait (at most 120 s) until FILE exists
+#   fork FILE   as hold, after forking a child (parallel::mcparallel, "child <pid>") that sleeps
 #   fsize       train 2 steps, limit files to 200 bytes (as a full disk), train again
 #               writing the history CSV
 args <- commandArgs(trailingOnly = TRUE)
@@ -15,10 +16,16 @@ say <- function(...) cat(..., "\n", file = out, append = TRUE, sep = "")
 model <- linear_regressor(feature_columns(column_numeric("drat")), model_dir = model_dir)
 input <- input_fn(mtcars, features = "drat", response = "mpg", batch_size = 8L, num_epochs = NULL)
 runs <- 0
-hold <- if (mode == "hold") args[[4]]
+hold <- if (mode %in% c("hold", "fork")) args[[4]]
+fork <- mode == "fork"
 announce <- session_run_hook(after_run = function(context, values) {
   runs <<- runs + 1
   say("run ", runs)
+  if (fork) { # a child of the trainer, as parallel's workers are
+    fork <<- FALSE
+    child <- parallel::mcparallel(Sys.sleep(120))
+    say("child ", child$pid)
+  }
   if (!is.null(hold)) {
     say("holding")
     deadline <- Sys.time() + 120
@@ -36,7 +43,7 @@ if (mode %in% c("train", "defaults")) {
   result <- tryCatch(train(model, input, steps = as.integer(args[[4]]), hooks = hooks),
                      interrupt = function(e) NULL)
   if (is.null(result)) say("interrupted") else say("done ", tail(result$steps, 1))
-} else if (mode == "hold") {
+} else if (mode %in% c("hold", "fork")) {
   train(model, input, steps = 3, hooks = hooks)
 } else if (mode == "fsize") {
   train(model, input, steps = 2, hooks = hooks[1])

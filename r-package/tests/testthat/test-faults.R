@@ -233,12 +233,31 @@ test_that("a full disk: one short message with the path and the cause; the histo
   message <- sub("^message ", "", grep("^message ", lines, value = TRUE))
   bullets <- strsplit(message, "\\n(?=\u2139|i )", perl = TRUE)[[1]]
   first <- gsub("\\n", " ", bullets[[1]], fixed = TRUE) # cli wraps long lines
-  expect_match(first, paste0("^Could not write the history row of step [0-9]+ to \"", dir))
+  expect_match(first, paste0("^Could not write the (history row|checkpoint) of step [0-9]+ to \"",
+                             dir))
   expect_match(first, "File too large (a file size limit was reached).", fixed = TRUE)
   expect_lte(length(bullets), 3L) # the cause, "Raised by Python", where
   history <- sub("^history ", "", grep("^history ", lines, value = TRUE))
   expect_match(history, "^3(,|$)") # what was recorded before the disk filled up is kept
   expect_identical(latest_step(dir), 2L) # the last complete checkpoint
+})
+
+test_that("a child forked by a killed trainer does not keep the model_dir's lock", {
+  skip_if_no_pyhooks()
+  skip_on_os("windows")
+  dir <- tempfile("forked")
+  worker <- start_worker("fork", dir, tempfile("never"))
+  on.exit(stop_worker(worker), add = TRUE)
+  wait_until(function() worker_said(worker, "holding"))
+  lines <- readLines(worker$out, warn = FALSE)
+  child <- as.integer(sub("^child ", "", grep("^child ", lines, value = TRUE)))
+  on.exit(tools::pskill(child, tools::SIGKILL), add = TRUE)
+  tools::pskill(worker$pid, tools::SIGKILL)
+  wait_until(function() !alive(worker$pid), 30)
+  expect_true(alive(child))
+  model <- linear_regressor(feature_columns(column_numeric("drat")), model_dir = dir)
+  history <- train(model, mtcars_input(), steps = 1, hooks = silent_hooks())
+  expect_identical(tail(history$steps, 1), 1L) # from the checkpoint at its start (step 0)
 })
 
 test_that("a second trainer of a model_dir is refused until the first is gone", {

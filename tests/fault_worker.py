@@ -13,6 +13,7 @@ Modes:
                 the file ARG exists.
   fsize BYTES   train 2 steps, then limit files to BYTES (RLIMIT_FSIZE, SIGXFSZ ignored:
                 writes fail as on a full disk) and train 20 more.
+  full BYTES    limit files to BYTES (as fsize), then train 3 steps with the default hooks.
   bare [FILE]   a user's MonitoredSession with a bare CheckpointSaverHook on MODEL_DIR, 3 steps;
                 with FILE, holds in step 1 as `hold` does; prints "done" at the end.
   gcs           configure GCS credentials for a session, print the credentials file,
@@ -98,6 +99,10 @@ def main(mode, model_dir, arg=None):
         limit = int(arg)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         estimator.train(data, steps=20, hooks=hooks(model_dir))
+    elif mode == "full":
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(arg), int(arg)))
+        model(model_dir).train(data, steps=3)
     elif mode == "bare":
         import tensorflow as tf
 

@@ -152,6 +152,18 @@ def test_a_full_disk_says_the_path_and_the_cause_and_keeps_the_last_checkpoint(t
     assert out.splitlines()[-1] == "done 3"
 
 
+@pytest.mark.parametrize("limit", [100, 2000])  # the first file written, the event file
+def test_a_disk_full_from_the_start_is_one_line_and_leaves_no_temporary_file(tmp_path, limit):
+    code, _, err = run("full", tmp_path, limit)
+    assert code != 0
+    errors = [line for line in err.splitlines() if line.startswith("pyhooks.errors.")]
+    assert len(errors) == 1 and errors[0].startswith("pyhooks.errors.DiskWriteError: Could not "
+                                                     f"write the ")
+    assert f"to '{tmp_path}'" in errors[0] and errors[0].endswith("(a file size limit was reached).")
+    assert "Exception in thread" not in err and "ERROR:tensorflow" not in err, err
+    assert not [name for name in os.listdir(tmp_path) if "tmp" in name]
+
+
 def test_a_second_trainer_of_a_model_dir_is_refused_until_the_first_is_gone(tmp_path, mtcars_input):
     release = tmp_path / "release"
     holder = start("hold", tmp_path / "model", release)

@@ -45,12 +45,6 @@ __all__ = ["Estimator", "default_hooks"]
 KIND_DTYPES = {FLOAT: "float32", INT: "int64", STR: "string", STR_OR_INT: "string"}
 
 
-class _RoutineCheckpoints(CheckpointSaverHook):
-    """``train()``'s own saver: its routine saves are logged at DEBUG, not on the console."""
-
-    save_log_level = logging.DEBUG
-
-
 class _StopAfterNRuns(SessionRunHook):
     """Requests a stop after ``n`` runs (evaluation ``steps``)."""
 
@@ -97,8 +91,10 @@ def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None):
     if has(ProgressBarHook) is None:
         extra.append(ProgressBarHook())
     if has(CheckpointSaverHook) is None:
-        extra.append(_RoutineCheckpoints(model_dir, saver=state.saver, save_graph_def=False,
-                                         **config.checkpoint_frequency()))
+        saver = CheckpointSaverHook(model_dir, saver=state.saver, save_graph_def=False,
+                                    **config.checkpoint_frequency())
+        saver.save_log_level = logging.DEBUG  # routine saves: not on the console
+        extra.append(saver)
     if config.save_summary_steps or config.log_step_count_steps:
         extra.append(EventWriterHook(model_dir, state.summary_op, state.global_step_read,
                                      config.save_summary_steps, config.log_step_count_steps))

@@ -34,6 +34,8 @@ from typing import NamedTuple
 import numpy as np
 
 from pyhooks.estimators.inputs import row_label
+from pyhooks.hooks._checkpointing import atomic_write_text
+from pyhooks.hooks._model_dir import disk_error
 
 __all__ = ["SCHEMA_FILE", "ColumnSchema", "Schema", "kind_of", "label_ids"]
 
@@ -142,10 +144,13 @@ class Schema:
         path = os.path.join(model_dir, SCHEMA_FILE)
         data = {"format": _FORMAT, "features": [c.as_json() for c in self.features],
                 "response": [c.as_json() for c in self.response]}
-        temporary = f"{path}.tmp{os.getpid()}"
-        with open(temporary, "w", encoding="utf-8") as file:
-            json.dump(data, file, indent=1, ensure_ascii=False)
-        os.replace(temporary, path)
+        try:
+            atomic_write_text(path, json.dumps(data, indent=1, ensure_ascii=False))
+        except OSError as error:
+            found = disk_error("the model's schema", model_dir, error)
+            if found is None:
+                raise
+            raise found from None
 
     # -- checks
     def check(self, input_fn, labelled):

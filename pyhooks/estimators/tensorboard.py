@@ -16,6 +16,7 @@ import os
 import time
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
+from pyhooks.hooks._model_dir import event_writer, flush_events
 from pyhooks.timer import check_positive
 
 __all__ = ["EventWriterHook", "GraphSummaries", "summary_op", "write_metrics"]
@@ -75,9 +76,7 @@ class EventWriterHook(SessionRunHook):
         self._writer = None
 
     def begin(self):
-        import tensorflow as tf
-
-        self._writer = tf.compat.v1.summary.FileWriterCache.get(self._output_dir)
+        self._writer = event_writer(self._output_dir)
         # steps left before the next write of each kind (-1: never)
         self._summary_in = 0 if self._summary_every else -1
         self._rate_in = 0 if self._rate_every else -1
@@ -119,11 +118,11 @@ class EventWriterHook(SessionRunHook):
             self._writer.add_summary(run_values.results["summary"], step)
 
     def end(self, session):
-        self._writer.flush()
+        flush_events(self._writer, self._output_dir)
 
     def after_error(self, session, error):
         if self._writer is not None:
-            self._writer.flush()
+            flush_events(self._writer, self._output_dir)
 
 
 def write_metrics(model_dir, name, metrics, step):

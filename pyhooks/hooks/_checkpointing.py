@@ -169,8 +169,11 @@ def write_graph(writer, graph, saver, checkpoint_dir, save_graph_def):
     from tensorflow.python.framework import meta_graph
 
     graph_def = graph.as_graph_def(add_shapes=True)
-    if save_graph_def:
-        tf.io.write_graph(graph_def, checkpoint_dir, "graph.pbtxt")
+    if save_graph_def:  # as tf.io.write_graph, with no temporary file left if it fails
+        from google.protobuf import text_format
+
+        atomic_write_text(os.path.join(checkpoint_dir, "graph.pbtxt"),
+                          text_format.MessageToString(graph_def))
     writer.add_graph(graph)
     writer.add_meta_graph(meta_graph.create_meta_graph_def(graph_def=graph_def,
                                                            saver_def=saver.saver_def))

@@ -109,6 +109,59 @@ def check_writable(path, what):
         raise found from error
 
 
+def event_writer(directory):
+    """``FileWriterCache``'s event writer of ``directory``, its write failures reported once.
+
+    TensorFlow's writer writes from a thread of its own, and a failed write (a
+    full disk) logs an error and prints that thread's traceback besides the
+    error the next ``flush()`` raises; pyhooks' event writers report the failure
+    through :func:`flush_events` alone (installed once: a ``threading.excepthook``
+    that passes every other thread's exceptions on, and a filter of that one
+    line on the ``tensorflow`` logger).
+    """
+    import tensorflow as tf
+
+    _quiet_event_threads()
+    return tf.compat.v1.summary.FileWriterCache.get(str(directory))
+
+
+def flush_events(writer, directory):
+    """``writer.flush()``; a full or read-only disk is a one-line :class:`DiskWriteError`."""
+    try:
+        writer.flush()
+    except Exception as error:  # noqa: BLE001 - TensorFlow raises its thread's exception type
+        found = disk_error("the event file", directory, error)
+        if found is None:
+            raise
+        raise found from None
+
+
+_EXCEPTHOOK = []
+
+
+def _quiet_event_threads():
+    if _EXCEPTHOOK:
+        return
+    previous = threading.excepthook
+
+    def excepthook(args):
+        thread = getattr(args.thread, "name", "")
+        if thread.startswith("EventLoggerThread") and disk_error("", "", args.exc_value):
+            return  # the writer's flush() raises it as a DiskWriteError
+        previous(args)
+
+    _EXCEPTHOOK.append(previous)
+    threading.excepthook = excepthook
+    logging.getLogger("tensorflow").addFilter(_writer_thread_disk_errors)
+
+
+def _writer_thread_disk_errors(record):
+    """False for the writer thread's log line of a disk error (reported by flush_events)."""
+    message = record.getMessage()
+    return not (message.startswith("EventFileWriter writer thread error")
+                and disk_error("", "", OSError(message)) is not None)
+
+
 def _shown(model_dir):
     return f"model_dir {model_dir!r}"
 

@@ -14,7 +14,8 @@ from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read, to_numpy
 from pyhooks.hooks._lookup import check_exclusive, check_has, find_loss
-from pyhooks.hooks._model_dir import TrainingLock, disk_error, latest_checkpoint, recover_saver
+from pyhooks.hooks._model_dir import (TrainingLock, disk_error, event_writer, flush_events,
+                                      latest_checkpoint, recover_saver)
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -133,7 +134,7 @@ class CheckpointSaverHook(SessionRunHook):
                                       self._checkpoint_dir, os.path.basename(self._save_path))
             self._graph_written = True
         else:
-            self._writer = tf.compat.v1.summary.FileWriterCache.get(self._checkpoint_dir)
+            self._writer = event_writer(self._checkpoint_dir)
             no_saver = self._given_saver is None and self._scaffold is None
             self._saver = collection_saver() if no_saver else self._given_saver
             self._graph_written = False
@@ -160,8 +161,14 @@ class CheckpointSaverHook(SessionRunHook):
         if not self._graph_written:  # once per begin(), not again on recovery
             # max_to_keep counts the checkpoints earlier processes left
             recover_saver(self._get_saver(), self._checkpoint_dir)
-            write_graph(self._writer, session.graph, self._get_saver(), self._checkpoint_dir,
-                        self._save_graph_def)
+            try:
+                write_graph(self._writer, session.graph, self._get_saver(), self._checkpoint_dir,
+                            self._save_graph_def)
+            except Exception as error:
+                found = disk_error("the graph", self._checkpoint_dir, error)
+                if found is None:
+                    raise
+                raise found from error
             self._graph_written = True
         # nothing new after recovery at this step, or when the directory's latest checkpoint
         # is of this step (a new loop on a model saved at its end)
@@ -209,7 +216,7 @@ class CheckpointSaverHook(SessionRunHook):
             for listener in self._active_listeners:
                 listener.end(session, step)
             if self._writer is not None:
-                self._writer.flush()
+                flush_events(self._writer, self._checkpoint_dir)
         finally:
             self._release()
 
@@ -227,7 +234,7 @@ class CheckpointSaverHook(SessionRunHook):
         finally:
             try:
                 if self._writer is not None:
-                    self._writer.flush()
+                    flush_events(self._writer, self._checkpoint_dir)
             finally:
                 self._release()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 
 from pyhooks import _logging  # noqa: F401 - pyhooks' log records reach TensorFlow's logger too
+from pyhooks import _secrets
 from pyhooks.errors import (CheckpointError, DiskWriteError, GlobalStepWaitTimeout, HookSetupError,
                             ModelDirLockedError, NanLossDuringTrainingError, NanLossWarning,
                             PyhooksError, PyhooksWarning)
@@ -20,6 +21,8 @@ from pyhooks.hook import (RunInfo, SessionRunArgs, SessionRunContext, SessionRun
 from pyhooks.session import MonitoredSession, SingularMonitoredSession
 from pyhooks.training_session import MonitoredTrainingSession
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer
+
+_secrets.remove_stale_directories()  # GCS credentials a killed process left (ConfigureGcsHook)
 
 _LAZY = {
     # hooks

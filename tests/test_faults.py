@@ -194,11 +194,14 @@ def test_credentials_of_a_killed_process_are_removed_by_the_next_run():
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=60)
     assert os.path.exists(path)  # nothing runs at kill -9 ...
+    subprocess.run([sys.executable, "-c", "import pyhooks"], check=True, timeout=60,
+                   env=dict(os.environ, PYTHONPATH=ROOT))
+    assert not os.path.exists(os.path.dirname(path))  # ... the next pyhooks process removes it
     hook = pyhooks.ConfigureGcsHook({"type": "service_account", "private_key": "other"})
     with tf.Graph().as_default():
         tf.compat.v1.train.get_or_create_global_step()
         with pyhooks.MonitoredSession(hooks=[hook]):
-            assert not os.path.exists(os.path.dirname(path))  # ... the next run removes it
+            assert os.path.exists(hook.credentials_path)
     assert hook.credentials_path is None
 
 

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 import weakref
 
+from pyhooks._secrets import PREFIX, remove_stale_directories, secret_parent
 from pyhooks.hook import SessionRunHook
 from pyhooks.timer import check_positive
 
@@ -16,50 +17,6 @@ __all__ = ["BlockCacheParams", "ConfigureGcsHook"]
 
 _MIB = 1024 * 1024
 _MALFORMED = object()
-
-
-_PREFIX = "pyhooks-gcs-"
-
-
-def _secret_parent():
-    """Where the credentials file goes: ``/dev/shm`` (memory, never the disk) if usable."""
-    shm = "/dev/shm"
-    if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
-        return shm
-    return tempfile.gettempdir()
-
-
-def _remove_stale_directories(parent):
-    """Deletes credentials directories of processes that are gone (killed before cleaning up).
-
-    Their names carry the creating process's id (``pyhooks-gcs-<pid>-<random>``);
-    a directory is removed only when no process of that id runs and it is ours.
-    """
-    try:
-        names = [n for n in os.listdir(parent) if n.startswith(_PREFIX)]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(_PREFIX):].partition("-")[0]
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
-        path = os.path.join(parent, name)
-        try:
-            if os.stat(path).st_uid != os.getuid():
-                continue
-        except OSError:
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
 
 
 class _Secret:
@@ -116,7 +73,7 @@ class ConfigureGcsHook(SessionRunHook):
     the temporary directory) named by ``GOOGLE_APPLICATION_CREDENTIALS``
     and sets ``GCS_READ_CACHE_*``; ``end``/``after_error`` restore the environment
     and delete the file; a process killed before that (kill -9) leaves its
-    directory, which the next run of this hook on the machine deletes.
+    directory, which the next ``import pyhooks`` on the machine deletes.
     Credentials never appear in ``repr()``, logs or errors.
     TensorFlow reads these variables when the process first opens a gs:// path.
 
@@ -168,9 +125,9 @@ class ConfigureGcsHook(SessionRunHook):
             return
         env = dict(self._block_cache.environment()) if self._block_cache else {}
         if self._credentials is not None:
-            parent = _secret_parent()
-            _remove_stale_directories(parent)
-            directory = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent)
+            parent = secret_parent()
+            remove_stale_directories(parent)
+            directory = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent)
             self._cleanup = weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)
             path = os.path.join(directory, "credentials.json")
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

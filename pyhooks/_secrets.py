@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 
-__all__ = ["PREFIX", "remove_stale_directories", "secret_parent"]
+__all__ = ["PREFIX", "remove_stale_directories", "running", "secret_parent"]
 
 PREFIX = "pyhooks-gcs-"
 
@@ -37,7 +37,7 @@ def remove_stale_directories(parent=None):
         return
     for name in names:
         pid = name[len(PREFIX):].partition("-")[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or running(int(pid)):
             continue
         path = os.path.join(parent, name)
         try:
@@ -48,7 +48,8 @@ def remove_stale_directories(parent=None):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _alive(pid):
+def running(pid):
+    """Whether a process of id ``pid`` runs on this machine."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -295,3 +295,22 @@ def test_a_model_dir_the_user_cannot_write_is_a_one_line_error_and_loses_nothing
         assert out.splitlines()[-1] == "done 3"
     finally:
         shutil.rmtree(parent, ignore_errors=True)
+
+
+def test_temporary_model_dirs_are_removed_when_the_process_ends_or_by_the_next_one():
+    code = ("import sys, pyhooks.estimators as e\n"
+            "m = e.linear_regressor(e.feature_columns(e.column_numeric('drat')))\n"
+            "print(m.model_dir, flush=True)\n"
+            "if sys.argv[1] == 'kill':\n"
+            "    import os, signal; os.kill(os.getpid(), signal.SIGKILL)\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    ended = subprocess.run([sys.executable, "-c", code, "end"], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert not os.path.exists(ended.stdout.strip())  # removed at exit
+    killed = subprocess.run([sys.executable, "-c", code, "kill"], capture_output=True, text=True,
+                            env=env, timeout=120)
+    left = killed.stdout.strip()
+    assert killed.returncode == -signal.SIGKILL and os.path.isdir(left)
+    ended = subprocess.run([sys.executable, "-c", code, "end"], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert not os.path.exists(left)  # the next temporary model_dir removed the dead one's

@@ -31,7 +31,8 @@ def linear_regressor(feature_columns, model_dir=None, label_dimension=1, weight_
 
     Args:
         feature_columns: the model's inputs, e.g. ``feature_columns(column_numeric("drat"))``.
-        model_dir: where checkpoints go; a new temporary directory if None. An
+        model_dir: where checkpoints go; a new temporary directory if None
+            (removed when the process ends: give one to keep the model). An
             estimator on a ``model_dir`` that holds checkpoints resumes from them.
         label_dimension: the number of response columns.
         weight_column: an input feature holding per-example weights.

@@ -447,7 +447,7 @@ def estimator(model_fn, model_dir=None, config=None, params=None):
         model_fn: ``function(features, labels, mode, params, config)`` returning an
             :func:`estimator_spec` (``params`` and ``config`` are optional arguments).
         model_dir: where checkpoints go; ``config.model_dir`` or a new temporary
-            directory if None.
+            directory if None (removed when the process ends: give one to keep the model).
         config: a :func:`run_config`, or None.
         params: a dict of hyperparameters passed to ``model_fn``.
 

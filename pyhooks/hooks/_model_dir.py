@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import atexit
 import errno
 import fcntl
 import glob
@@ -27,6 +28,7 @@ import socket
 import tempfile
 import threading
 
+from pyhooks._secrets import running
 from pyhooks.errors import CheckpointError, DiskWriteError, ModelDirLockedError
 
 _log = logging.getLogger("pyhooks")
@@ -68,14 +70,26 @@ def disk_error(what, path, error):
     return found
 
 
+_TEMPORARY_PREFIX = "pyhooks_model_"
+_TEMPORARY = []  # the temporary model directories this process made
+
+
 def make_model_dir(model_dir):
     """``model_dir`` as an absolute directory path, created if needed.
 
-    None: a new temporary directory. Anything but a path, or a path to a file,
-    is an error naming ``model_dir`` and saying what to give instead.
+    None: a new temporary directory, removed when the process ends (and, if the
+    process was killed, by the next one that makes a temporary model directory).
+    Anything but a path, or a path to a file, is an error naming ``model_dir``
+    and saying what to give instead.
     """
     if model_dir is None:
-        return tempfile.mkdtemp(prefix="pyhooks_model_")
+        parent = tempfile.gettempdir()
+        remove_temporary_model_dirs(parent, dead_only=True)
+        path = tempfile.mkdtemp(prefix=f"{_TEMPORARY_PREFIX}{os.getpid()}_", dir=parent)
+        if not _TEMPORARY:
+            atexit.register(remove_temporary_model_dirs)
+        _TEMPORARY.append(path)
+        return path
     if not isinstance(model_dir, (str, os.PathLike)) or not os.fspath(model_dir):
         raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
     path = os.path.abspath(os.fspath(model_dir))
@@ -91,6 +105,31 @@ def make_model_dir(model_dir):
                              ) from error
         raise found from error
     return path
+
+
+def remove_temporary_model_dirs(parent=None, dead_only=False):
+    """Removes the temporary model directories this process made (``model_dir = None``).
+
+    With ``dead_only``: those that processes which no longer run left in
+    ``parent`` (named ``pyhooks_model_<pid>_...``, owned by this user).
+    """
+    if not dead_only:
+        while _TEMPORARY:
+            shutil.rmtree(_TEMPORARY.pop(), ignore_errors=True)
+        return
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(_TEMPORARY_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_TEMPORARY_PREFIX):].partition("_")[0]
+        path = os.path.join(parent, name)
+        try:
+            if not pid.isdigit() or running(int(pid)) or os.stat(path).st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def check_writable(path, what):

@@ -30,7 +30,8 @@
 #'
 #' @param model_fn The model function, see Details.
 #' @param model_dir Directory for checkpoints and summaries, or `NULL` for
-#'   the one of `config`, else a temporary one.
+#'   the one of `config`, else a temporary one, removed when the R session
+#'   ends (give a directory to keep the model).
 #' @param config A [run_config()], or `NULL`.
 #' @param params A named list of hyperparameters for `model_fn`, or `NULL`.
 #' @returns An estimator (class `pyhooks_estimator`).

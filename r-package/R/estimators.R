@@ -18,7 +18,8 @@ canned_estimator <- function(name, args, call) {
 #'
 #' @param feature_columns The model's inputs, from [feature_columns()].
 #' @param model_dir Directory for checkpoints and summaries, or `NULL` for
-#'   a temporary one.
+#'   a temporary one, removed when the R session ends (give a directory to
+#'   keep the model).
 #' @param label_dimension Number of values predicted per example.
 #' @param weight_column Name of a column of example weights, or `NULL`.
 #' @param optimizer An optimizer name (e.g. `"Ftrl"`, `"Adagrad"`, `"Adam"`,

@@ -316,3 +316,25 @@ def test_estimators_run_with_tensorflow_1_reference_variables(switch):
     assert lines[:2] == ["3 32 True", "3 32 True"]
     assert lines[2].startswith("40 ") and lines[2].endswith(" True")
     assert 1.5 < float(lines[2].split()[1]) < 2.5  # y = 2x learned: at x = 1 about 2
+
+
+def test_column_names_beyond_ascii_train_evaluate_predict_and_export(tmp_path):
+    data = {"größe": np.arange(30.0) % 4, "prix €": np.arange(30.0), "y": np.arange(30.0),
+            "couleur": np.array(["é", "ß", "ø"] * 10)}
+    fcs = est.feature_columns(
+        est.column_numeric("größe"), est.column_numeric("prix €"),
+        est.column_indicator(est.column_categorical_with_vocabulary_list("couleur",
+                                                                         ["é", "ß", "ø"])))
+    model = est.dnn_regressor([3], fcs, model_dir=str(tmp_path / "m"))
+    names = ["größe", "prix €", "couleur"]
+    model.train(est.input_fn(data, names, "y", batch_size=10), hooks=[quiet_bar()])
+    assert model.evaluate(est.input_fn(data, names, "y"))["global_step"] == 3
+    assert len(model.predict(est.input_fn(data, names))) == 30
+    assert os.path.isdir(model.export_savedmodel(str(tmp_path / "export")))
+
+
+def test_two_names_tensorflow_would_spell_alike_are_refused():
+    with pytest.raises(ValueError, match=r"Feature columns 'a b' and 'a_b' would share the "
+                                         r"variable names 'a_b'"):
+        est.linear_regressor(est.feature_columns(est.column_numeric("a b"),
+                                                 est.column_numeric("a_b")))

@@ -202,7 +202,8 @@ class VocabularyListColumn(_Categorical):
             vocabulary_list=tf.constant(self.vocabulary,
                                         dtype=tf.string if self.kind == STR else tf.int64),
             num_oov_buckets=self.num_oov_buckets, default_value=self.default_value,
-            dtype=tf.string if self.kind == STR else tf.int64, name=f"{_scope(self.name)}_lookup")
+            dtype=tf.string if self.kind == STR else tf.int64,
+            name=f"{scope_name(self.name)}_lookup")
         return table.lookup(ctx.raw(self.key, self.kind))
 
     def _repr_fields(self):
@@ -506,7 +507,7 @@ class EmbeddingColumn(FeatureColumn):
         tf = ctx.tf
         initializer = self.initializer or tf.compat.v1.truncated_normal_initializer(
             mean=0.0, stddev=1.0 / math.sqrt(self.dimension))
-        table = ctx.variable(f"{_scope(self.name)}/embedding_weights",
+        table = ctx.variable(f"{scope_name(self.name)}/embedding_weights",
                              [self.categorical_column.num_buckets, self.dimension],
                              initializer, trainable=self.trainable)
         ids = ctx.ids(self.categorical_column)
@@ -520,11 +521,18 @@ class EmbeddingColumn(FeatureColumn):
         return [("categorical_column", self.categorical_column), ("dimension", self.dimension)]
 
 
-def _scope(name):
-    """A column name as a valid TensorFlow scope name."""
+def scope_name(name):
+    """A column name as a valid TensorFlow scope name (of its variables in checkpoints).
+
+    Characters TensorFlow refuses become ``_``; a name with others than ASCII
+    (``größe``) also gets a short hash of itself, so that two such names stay apart.
+    """
     import re
+    import zlib
 
     cleaned = re.sub(r"[^A-Za-z0-9_.\-/]", "_", name)
+    if not name.isascii():
+        cleaned += f"_{zlib.crc32(name.encode()):08x}"
     return cleaned if cleaned[:1].isalnum() or cleaned[:1] == "." else f"c{cleaned}"
 
 

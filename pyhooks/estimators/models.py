@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from pyhooks.estimators.feature_columns import FeatureColumn, _scope
+from pyhooks.estimators.feature_columns import FeatureColumn, scope_name
 from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.timer import check_positive
 
@@ -66,6 +66,13 @@ def check_columns(feature_columns, dense_only, who):
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ValueError(f"Duplicate feature column name(s): {dupes}.")
+    scopes = {}
+    for name in names:
+        other = scopes.setdefault(scope_name(name), name)
+        if other != name:
+            raise ValueError(f"Feature columns {other!r} and {name!r} would share the variable "
+                             f"names {scope_name(name)!r} in TensorFlow, which takes letters, "
+                             "digits and '_.-/' only: rename one of the columns.")
     return sorted(feature_columns, key=lambda c: c.name)
 
 
@@ -86,7 +93,7 @@ class LinearModel:
         parts = []
         with v1.variable_scope("linear/linear_model"):
             for column in self.columns:
-                with v1.variable_scope(_scope(column.name)):
+                with v1.variable_scope(scope_name(column.name)):
                     if column.is_categorical:
                         weights = v1.get_variable("weights", [column.num_buckets, units],
                                                   initializer=zeros)

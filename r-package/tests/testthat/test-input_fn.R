@@ -145,3 +145,17 @@ test_that("the contract is read back from model_dir by a new R session", {
   expect_equal(as.numeric(out[[1L]]), accuracy)
   expect_match(paste(out[-1L], collapse = " "), "\"wt\" holds character values")
 })
+
+test_that("column names beyond ASCII train, evaluate and predict", {
+  skip_if_no_pyhooks()
+  data <- data.frame(x = mtcars$drat, y = mtcars$mpg)
+  names(data) <- c("größe", "prix €")
+  model <- linear_regressor(feature_columns = feature_columns(column_numeric("größe")))
+  quiet_train(model, input_fn(data, features = "größe", response = "prix €", batch_size = 8L),
+              steps = 4)
+  expect_identical(evaluate(model, input_fn(data, features = "größe",
+                                            response = "prix €"))$global_step, 4L)
+  expect_length(predict(model, input_fn(data, features = "größe")), 32L)
+  expect_error(linear_regressor(feature_columns = feature_columns(
+    column_numeric("a b"), column_numeric("a_b"))), "would share the variable names")
+})

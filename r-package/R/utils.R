@@ -19,7 +19,7 @@ NULL
 # `NA` and `NaN` numbers NaN) and a fractional number: R errors naming the
 # argument.
 as_py_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (is.function(x) || is_bare_env(x)) {
+  if (is.function(x) || is_bare_env(x) || is.data.frame(x)) {
     cli::cli_abort("{.arg {arg}} must be a whole number, not {.obj_type_friendly {x}}.",
                    class = "pyhooks_error_argument", call = call)
   }
@@ -61,8 +61,9 @@ as_py_list <- function(x, int = FALSE, named = TRUE, arg = rlang::caller_arg(x),
                        call = rlang::caller_env()) {
   force(arg)
   if (is.null(x) || inherits(x, "python.builtin.object")) return(x)
-  if (is.function(x)) { # as.list() of a function: its formals and body, no Python value
-    cli::cli_abort("{.arg {arg}} must be a vector or a list, not a function.",
+  if (is.function(x) || is.data.frame(x)) { # a function's formals and body; a data frame's
+    # columns (or, through reticulate, a pandas DataFrame): neither is a list of values
+    cli::cli_abort("{.arg {arg}} must be a vector or a list, not {.obj_type_friendly {x}}.",
                    class = "pyhooks_error_argument", call = call)
   }
   if (int) x <- as_py_int(x, arg = arg, call = call)

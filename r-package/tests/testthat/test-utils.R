@@ -48,6 +48,18 @@ test_that("vectors for Python list arguments are always lists", {
   expect_null(pyhooks:::as_py_list(NULL))
 })
 
+test_that("a data frame is no list of values, nor a number", {
+  skip_if_no_pyhooks()
+  expect_error(dnn_regressor(hidden_units = data.frame(a = 1),
+                             feature_columns = feature_columns(column_numeric("drat"))),
+               "`hidden_units` must be a vector or a list, not a data frame",
+               class = "pyhooks_error_argument")
+  expect_error(column_categorical_with_vocabulary_list("x", vocabulary_list = data.frame(a = 1)),
+               "`vocabulary_list` must be a vector or a list, not a data frame")
+  expect_error(hook_step_counter(every_n_steps = data.frame(a = 1)),
+               "`every_n_steps` must be a whole number, not a data frame")
+})
+
 test_that("arrays converted by the bridge are restored", {
   x <- list(a = list(`__pyhooks_array__` = TRUE, data = c(1, 2, 3, 4, 5, 6), dim = c(2L, 3L)),
             b = list(1, "x"))

@@ -125,12 +125,14 @@ test_that("hook_nan_tensor() watches a loss; a non-finite loss fails training", 
   expect_error(hook_nan_tensor("training_loss:0", fail_on_nan_loss = "yes"), "fail_on_nan_loss")
 })
 
-test_that("hook_progress_bar() writes plain lines through R", {
+test_that("hook_progress_bar() writes plain lines as R messages, not to standard output", {
   skip_if_no_pyhooks()
-  out <- capture.output(
+  stdout <- capture.output(messages <- capture_messages(
     train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2,
           hooks = list(hook_progress_bar(mode = "plain")))
-  )
+  ))
+  expect_identical(stdout, character())
+  out <- strsplit(paste(messages, collapse = ""), "\n", fixed = TRUE)[[1]]
   expect_identical(length(out), 2L)
   expect_match(out[[2]], "^Training 2/2 \\[={38}\\] - ETA: 0s - loss: [0-9]+\\.[0-9]{2}$")
   expect_false(any(grepl("\r", out, fixed = TRUE)))
@@ -149,7 +151,7 @@ test_that("hook_progress_bar() redraws in place in dynamic mode", {
 
 test_that("hook_progress_bar() says when training stopped early", {
   skip_if_no_pyhooks()
-  expect_output(
+  expect_message(
     train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL), steps = 10,
           hooks = list(hook_progress_bar(mode = "plain"), hook_stop_at_step(num_steps = 3))),
     "Training stopped by a hook after 3 of 10 steps"

@@ -122,7 +122,8 @@ test: setup
 	@bash .ci/tests.sh
 
 test-python: setup
-	@$(PY) -m pytest -q
+	@$(PY) -m pytest -q -n 2 --dist loadfile -m "not cluster"
+	@$(PY) -m pytest -q -m cluster
 
 test-r: setup
 	@cd r-package/tests && Rscript testthat.R

@@ -18,6 +18,11 @@
 #' R and call `library(pyhooks)` first, or set `RETICULATE_PYTHON` or the
 #' option `pyhooks.python`).
 #'
+#' TensorFlow's C++ log lines (INFO and WARNING: notices of its runtime and
+#' profiler) are off in R: `library(pyhooks)` sets the environment variable
+#' `TF_CPP_MIN_LOG_LEVEL` to 2 when it is not set (set it to 0 before to see
+#' them).
+#'
 #' Options:
 #' * `pyhooks.progress`: `"dynamic"` (redraw the progress bar in place) or
 #'   `"plain"` (whole lines); see [hook_progress_bar()].
@@ -37,6 +42,9 @@
   # Python is chosen now, before anything else can start reticulate (whatever the user does
   # first: reticulate::import(), a python chunk, estimator()); it starts at first use.
   use_pyhooks_python(libname)
+  # TensorFlow's C++ log (its runtime's INFO and WARNING lines, e.g. the profiler's) stays off
+  # unless asked for; TensorFlow reads this when it loads.
+  if (is.na(Sys.getenv("TF_CPP_MIN_LOG_LEVEL", unset = NA))) Sys.setenv(TF_CPP_MIN_LOG_LEVEL = "2")
   if (reticulate::py_available(initialize = FALSE)) {
     # Python already runs (started before library(pyhooks)): pyhooks' modules are imported at
     # first use, once check_running_python() has seen that it is pyhooks' Python.

@@ -377,5 +377,5 @@ test_that("session_run_hook() and session_run_args() check their arguments", {
 test_that("session_run_args() refuses options that are not RunOptions, in R's words", {
   expect_error(session_run_args("loss", options = new.env()),
                "`options` must be a `RunOptions` \\(from Python\\) or `NULL`, not an environment")
-  expect_error(session_run_args("loss", feed_dict = 1), "`feed_dict` must be a dict")
+  expect_error(session_run_args("loss", feed_dict = 1), "`feed_dict` must be a named list")
 })

@@ -60,7 +60,7 @@ test_that("input_fn() takes formulas, bare names, tidyselect, object= and epochs
 test_that("a factor response is encoded from its levels", {
   skip_if_no_pyhooks()
   input <- input_fn(iris, Species ~ ., batch_size = 10)
-  labels <- unlist(input$columns$Species$tolist())
+  labels <- as.integer(input$columns$Species)
   expect_identical(labels, as.integer(iris$Species) - 1L)
   # tfestimators' iris example: a dnn_classifier without label_vocabulary
   classifier <- dnn_classifier(feature_columns = feature_columns(
@@ -346,9 +346,10 @@ for i in range(16):
 ", local = TRUE)$records
   parsed <- tf$io$parse_example(records, spec)
   data <- data.frame(
-    x = unlist(parsed$x$numpy()$tolist()),
-    color = unlist(tf$sparse$to_dense(parsed$color, default_value = "")$numpy()$astype("U")$tolist()),
-    y = unlist(parsed$y$numpy()$tolist())
+    x = as.vector(parsed$x$numpy()),
+    color = vapply(tf$sparse$to_dense(parsed$color, default_value = "")$numpy(),
+                   function(b) b$decode("utf-8"), ""),
+    y = as.vector(parsed$y$numpy())
   )
   expect_equal(data$x, (0:15) / 10, tolerance = 1e-6)
   expect_identical(data$color, rep(c("red", "blue"), 8))

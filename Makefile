@@ -8,9 +8,13 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := r-base-core r-base-dev pandoc r-cran-reticulate r-cran-testthat r-cran-knitr \
-	r-cran-rmarkdown r-cran-cli r-cran-rlang r-cran-magrittr r-cran-ggplot2 r-cran-roxygen2 \
-	r-cran-tidyselect
+# Debian's packages, named with the versions tested in debian-packages.txt
+APT_PACKAGES := $(shell sed -e 's/\#.*//' debian-packages.txt | awk 'NF { print $$1 }')
+R_PACKAGES := $(patsubst r-cran-%,%,$(filter r-cran-%,$(APT_PACKAGES)))
+# The Python stack: requirements.in is what we ask for, requirements.txt (made by `make lock`)
+# every package pinned, with hashes. The lock tool, uv, is kept apart from the .venv.
+LOCK_TOOL := $(VENV)/lock-tool
+UV_VERSION := 0.13.8
 R_LIB := $(CURDIR)/$(VENV)/R-library
 # Where `make install` puts the R package: R's first writable site library, else the user library.
 R_SITE_LIB ?= $(shell Rscript -e 'w <- .Library.site[file.access(.Library.site, 2) == 0]; \
@@ -23,27 +27,53 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # R CMD check needs a UTF-8 locale (the package is UTF-8); a bare CI shell may set none.
 export LANG ?= C.UTF-8
 
-.PHONY: setup site-library install demo test test-python test-r test-vignettes test-readme docs bench clean
+.PHONY: setup debian-versions site-library install lock demo test test-python test-r \
+	test-vignettes test-readme docs bench clean
 
-setup: $(VENV)/.python-ok $(VENV)/.r-package-ok site-library
+setup: $(VENV)/.python-ok $(VENV)/.r-package-ok site-library debian-versions
 
-$(VENV)/.apt-ok:
+$(VENV)/.apt-ok: debian-packages.txt
 	@if ! command -v Rscript >/dev/null || ! command -v pandoc >/dev/null || \
-	   ! Rscript -e 'for (p in c("reticulate","testthat","knitr","rmarkdown","cli","rlang","magrittr","ggplot2","roxygen2","tidyselect")) stopifnot(requireNamespace(p, quietly = TRUE))' >/dev/null 2>&1; then \
-	  echo "== installing R and pandoc from Debian"; \
+	   ! command -v chromium >/dev/null || \
+	   ! Rscript -e 'for (p in strsplit("$(R_PACKAGES)", " ")[[1]]) stopifnot(requireNamespace(p, quietly = TRUE))' >/dev/null 2>&1; then \
+	  echo "== installing R, pandoc and Chromium from Debian"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi
 	@mkdir -p $(VENV) && touch $@
 
+# A note for each Debian package whose version here is not the one tested.
+debian-versions: $(VENV)/.apt-ok
+	@sed -e 's/\#.*//' debian-packages.txt | awk 'NF' | while read -r name tested; do \
+	  have=$$(dpkg-query -W -f='$${Version}' "$$name" 2>/dev/null); \
+	  [ "$$have" = "$$tested" ] || \
+	    echo "   note: Debian's $$name is $${have:-not installed} here; the tests ran with $$tested"; \
+	done
+
+# The locked stack, checked against its hashes; then pyhooks itself, built with the locked
+# setuptools (no download of its own).
 $(VENV)/.python-ok: $(VENV)/.apt-ok pyproject.toml requirements.txt
-	@echo "== creating $(VENV) (pinned TensorFlow, rpy2, pytest)"
+	@echo "== creating $(VENV) (the Python stack of requirements.txt)"
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt -e . 2>&1 | grep -v "^WARNING: Location" || true
-	@$(PY) -c "import tensorflow, rpy2, pytest, hypothesis, pyhooks" 2>/dev/null || \
+	@$(PY) -m pip install -q --disable-pip-version-check --require-hashes -r requirements.txt 2>&1 \
+	  | grep -v "^WARNING: Location" || true
+	@$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . 2>&1 \
+	  | grep -v "^WARNING: Location" || true
+	@$(PY) -c "import tensorflow, tensorboard, rpy2, pytest, xdist, hypothesis, pyhooks" 2>/dev/null || \
 	  { echo "Python setup failed: see pip's output above"; exit 1; }
 	@touch $@
+
+# requirements.in resolved again into requirements.txt: the versions already locked are kept
+# where they still fit; `make lock UPGRADE=1` takes the newest ones. Then `make setup`.
+lock:
+	@[ -x $(LOCK_TOOL)/bin/uv ] || \
+	  $(PYTHON) -m pip install -q --disable-pip-version-check --target $(LOCK_TOOL) uv==$(UV_VERSION) \
+	    2>&1 | grep -v "^WARNING: \(Location\|Running pip as\)" || true
+	@$(LOCK_TOOL)/bin/uv pip compile requirements.in --quiet --generate-hashes \
+	  --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+	  --custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -o requirements.txt
+	@echo "   requirements.txt: $$(grep -c '^[a-z]' requirements.txt) packages pinned, with hashes"
 
 # The R package as R CMD build makes it: vignettes knitted (with this .venv's Python), so that
 # vignette(package = "pyhooks") lists them once installed.
@@ -92,7 +122,8 @@ test: setup
 	@bash .ci/tests.sh
 
 test-python: setup
-	@$(PY) -m pytest -q
+	@$(PY) -m pytest -q -n 2 --dist loadfile -m "not cluster"
+	@$(PY) -m pytest -q -m cluster
 
 test-r: setup
 	@cd r-package/tests && Rscript testthat.R

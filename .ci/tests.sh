@@ -4,8 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 
-echo "== pytest"
-$PY -m pytest -q -p no:cacheprovider
+# Two workers (pytest-xdist, the tests of one file in one worker, in order); then the cluster
+# tests, which start multi-process TensorFlow clusters on loopback ports, alone and one at a time.
+echo "== pytest (2 workers)"
+$PY -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -m "not cluster"
+echo "== pytest (clusters, one at a time)"
+$PY -m pytest -q -p no:cacheprovider -m cluster
 
 if [ -f r-package/tests/testthat.R ]; then
   echo "== testthat (R package)"

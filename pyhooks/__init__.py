@@ -73,6 +73,8 @@ _LAZY = {
     "train": "pyhooks.estimators",
     "train_and_evaluate": "pyhooks.estimators",
     "train_spec": "pyhooks.estimators",
+    # TensorBoard on a model_dir, in a child process
+    "start_tensorboard": "pyhooks.estimators.tensorboard",
     # TF2: eager training loops and Keras model.fit
     "EagerSessionCreator": "pyhooks.eager",
     "keras_callback": "pyhooks.keras",

@@ -4,8 +4,11 @@ pyhooks validates arguments in Python and its messages show values as Python
 writes them (``got None``, ``True or False``, ``{'a': 1.0} (dict)``). The R
 package passes every message of a Python error through :func:`r_spelling`
 before showing it, so an R user reads ``got NULL``, ``TRUE or FALSE``,
-``list(a = 1) (named list)``. Only what reads as a Python value is changed:
-text inside backticks (argument names, code) is left as it is.
+``list(a = 1) (named list)``, and reads ``a named list`` where Python says
+``a dict``. NumPy scalars as NumPy 2 writes them (``np.str_('2.62')``,
+``np.float64(2.5)``, ``np.True_``) are spelled as the plain values. Only what
+reads as a Python value or type is changed: text inside backticks (argument
+names, code) is left as it is.
 
 Example:
     >>> r_spelling("`x` must be True or False, got [1.0, 2.0] (list).")
@@ -27,7 +30,14 @@ _TYPES = {"NoneType": "NULL", "bool": "logical", "int": "integer", "float": "dou
 _TOKEN = re.compile(
     r"(?P<word>(?<![\w.])(?:None|True|False|-?inf|nan)(?![\w(]))"
     r"|(?P<type>\((?:NoneType|bool|int|float|str|dict|tuple|list)\))"
+    r"|(?P<kind>(?<![\w.`])(?:dicts?|tuples?)(?![\w(]))"
     r"|(?P<float>(?<![\w.])-?\d+\.\d+(?:e[+-]\d+)?(?![\w]|\.\d))")
+# Python's container words in prose ("a dict of columns"), as R calls them
+_KINDS = {"dict": "named list", "dicts": "named lists", "tuple": "list", "tuples": "lists"}
+# NumPy scalars as NumPy 2 writes them: np.str_('2.62'), np.float64(2.5), np.True_
+_NUMPY_SCALAR = re.compile(r"(?<![\w.])(?:np|numpy)\.(?:str_|bytes_|u?int(?:8|16|32|64)|"
+                           r"float(?:16|32|64)|bool_?)\((?P<inner>[^()]*)\)")
+_NUMPY_BOOL = re.compile(r"(?<![\w.])(?:np|numpy)\.(?P<value>True|False)_")
 _SYNTACTIC = re.compile(r"^(?:[A-Za-z]|\.(?![0-9]))[A-Za-z0-9._]*$")
 _OPEN = {"[": "]", "{": "}", "(": ")"}
 
@@ -115,6 +125,10 @@ def _spell_plain(text):
             return _WORDS[match.group("word")]
         if match.group("type"):
             return f"({_TYPES[match.group('type')[1:-1]]})"
+        if match.group("kind"):
+            kind = match.group("kind")
+            # "a dict" -> "a named list" (the article before agrees with the word)
+            return _KINDS[kind]
         return _number(float(match.group("float")))
     return _TOKEN.sub(replace, text)
 
@@ -123,6 +137,8 @@ def r_spelling(message):
     """``message`` with the Python values it shows spelled as R would (see the module)."""
     if not isinstance(message, str):
         return message
+    message = _NUMPY_BOOL.sub(lambda m: m.group("value"), message)
+    message = _NUMPY_SCALAR.sub(lambda m: m.group("inner"), message)
     out, plain, i = [], [], 0
 
     def flush():

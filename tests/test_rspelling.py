@@ -10,7 +10,15 @@ from pyhooks._rspelling import r_spelling, r_value
     ("`shuffle` must be True, False or 'auto', got 'yes'.",
      '`shuffle` must be TRUE, FALSE or "auto", got "yes".'),
     ("`metrics` must be a dict of name -> tensor, got {'a': 1.0} (dict).",
-     "`metrics` must be a dict of name -> tensor, got list(a = 1) (named list)."),
+     "`metrics` must be a named list of name -> tensor, got list(a = 1) (named list)."),
+    # Python's container words in prose, not in names or code
+    ("`tensors` must be a dict, a list or a tensor (name), got None.",
+     "`tensors` must be a named list, a list or a tensor (name), got NULL."),
+    ("the dict has keys ['a'], a tuple of dicts", 'the named list has keys c("a"), a list of named lists'),
+    ("feed_dict has no meaning, `dict(x=1)` stays", "feed_dict has no meaning, `dict(x=1)` stays"),
+    # NumPy scalars as NumPy 2 writes them
+    ("got np.str_('2.62') (str)", 'got "2.62" (character)'),
+    ("got np.float64(2.5), numpy.int64(3) and np.True_", "got 2.5, 3 and TRUE"),
     ("got [1.0, 2.5] (list)", "got c(1, 2.5) (list)"),
     ("got ['a', 1] and {'my key': None, 'b': [True]}",
      'got list("a", 1) and list(`my key` = NULL, b = c(TRUE))'),

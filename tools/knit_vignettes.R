@@ -1,5 +1,9 @@
 #!/usr/bin/env Rscript
 # Knits every vignettes/*.Rmd (every chunk evaluated) and checks expected output.
+# Each is knitted as a user would, outside make: in a fresh R process without make's variables
+# (no RETICULATE_PYTHON, PYHOOKS_PYTHON, TF_CPP_MIN_LOG_LEVEL), from a copy in a directory with
+# no .venv above it, so library(pyhooks) finds its Python by itself (R_LIBS is kept: it is
+# where the package is installed).
 # Usage: Rscript tools/knit_vignettes.R [--html]   (--html: also render HTML for reading)
 # Fails (exit status 1) if a chunk errors or an expected output is missing.
 
@@ -46,18 +50,34 @@ expectations <- list(
   )
 )
 
+# Knits `rmd` into `md` in a fresh Rscript with a user's environment; NULL, or why it failed.
+knit_outside_make <- function(rmd, md) {
+  work <- tempfile("knit-")
+  dir.create(work)
+  on.exit(unlink(work, recursive = TRUE))
+  file.copy(rmd, work)
+  code <- sprintf(
+    "rmarkdown::render(%s, output_format = rmarkdown::md_document(variant = 'gfm'), output_file = %s, output_dir = %s, intermediates_dir = %s, quiet = TRUE)",
+    deparse(file.path(work, basename(rmd))), deparse(basename(md)), deparse(dirname(md)),
+    deparse(work))
+  keep <- c("PATH", "HOME", "LANG", "R_LIBS", "TMPDIR")
+  values <- Sys.getenv(keep, unset = NA)
+  env <- paste0(keep, "=", values)[!is.na(values)]
+  log <- file.path(work, "knit.log")
+  status <- system2("env", c("-i", shQuote(env), file.path(R.home("bin"), "Rscript"), "-e",
+                             shQuote(code)), stdout = log, stderr = log)
+  if (status == 0 && file.exists(md)) return(NULL)
+  paste(c(sprintf("exit status %d", status), tail(readLines(log, warn = FALSE), 30)),
+        collapse = "\n")
+}
+
 failures <- character()
 for (rmd in sort(Sys.glob(file.path(vignette_dir, "*.Rmd")))) {
   name <- tools::file_path_sans_ext(basename(rmd))
   cat(sprintf("-- knitting %s.Rmd\n", name))
   md <- file.path(out_dir, paste0(name, ".md"))
   started <- Sys.time()
-  result <- tryCatch({
-    rmarkdown::render(rmd, output_format = rmarkdown::md_document(variant = "gfm"),
-                      output_file = basename(md), output_dir = out_dir,
-                      intermediates_dir = out_dir, quiet = TRUE, envir = new.env())
-    NULL
-  }, error = function(e) conditionMessage(e))
+  result <- knit_outside_make(rmd, md)
   if (!is.null(result)) {
     failures <- c(failures, sprintf("%s: a chunk failed: %s", name, result))
     next

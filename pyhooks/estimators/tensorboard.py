@@ -7,19 +7,28 @@ training ``loss`` and any ``tf.compat.v1.summary`` op a ``model_fn`` made) every
 :func:`write_metrics` writes the metrics to ``model_dir/eval`` (``eval_<name>``
 for a named evaluation). :class:`GraphSummaries` stands for a graph's merged
 summaries where ``SummarySaverHook`` takes a scaffold (R's
-``hook_summary_saver()`` without ``summary_op``).
+``hook_summary_saver()`` without ``summary_op``). :func:`start_tensorboard`
+serves them: TensorBoard in a child process, on a loopback port.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import re
+import signal
+import subprocess
+import sys
+import threading
 import time
+import weakref
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._model_dir import event_writer, flush_events
 from pyhooks.timer import check_positive
 
-__all__ = ["EventWriterHook", "GraphSummaries", "summary_op", "write_metrics"]
+__all__ = ["EventWriterHook", "GraphSummaries", "TensorBoard", "start_tensorboard", "summary_op",
+           "write_metrics"]
 
 
 def summary_op(graph):
@@ -137,3 +146,153 @@ def write_metrics(model_dir, name, metrics, step):
               for tag, value in sorted(metrics.items()) if tag != "global_step"]
     writer.add_summary(Summary(value=values), step)
     writer.flush()
+
+
+_SERVING = re.compile(r"TensorBoard \S+ at (http://\S+?:(\d+)/)")
+_RUNNING = weakref.WeakSet()  # servers started by this process, stopped at its exit
+
+
+class TensorBoard:
+    """A TensorBoard server started by :func:`start_tensorboard`.
+
+    ``url`` is its address (``http://127.0.0.1:<port>/``), ``port`` the port,
+    ``log_dir`` what it serves, ``process`` the child process. ``stop()`` ends
+    it; so does leaving a ``with`` block, the exit of this Python process and,
+    on Linux, the death of this process.
+    """
+
+    def __init__(self, process, log_dir, url, port, output):
+        self.process = process
+        self.log_dir = log_dir
+        self.url = url
+        self.port = port
+        self._output = output
+
+    @property
+    def running(self):
+        """True while the server's process runs."""
+        return self.process.poll() is None
+
+    def output(self):
+        """The last lines TensorBoard wrote to its standard error (its log)."""
+        return "".join(self._output)
+
+    def stop(self, timeout=10.0):
+        """Ends the server (SIGTERM, then SIGKILL after ``timeout`` seconds); returns its exit code."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        _RUNNING.discard(self)
+        return self.process.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    def __repr__(self):
+        state = "running" if self.running else f"stopped, exit code {self.process.returncode}"
+        return f"<TensorBoard at {self.url} serving {self.log_dir!r} ({state})>"
+
+
+def _die_with_parent():  # runs in the child before TensorBoard starts (Linux only)
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def start_tensorboard(log_dir, port=0, host="127.0.0.1", timeout=120.0, reload_interval=5.0):
+    """Starts TensorBoard on ``log_dir`` in a child process and returns once it serves.
+
+    An estimator's ``model_dir`` shows as the runs ``.`` (training: ``loss``,
+    ``global_step/sec``) and ``eval`` (the metrics of ``evaluate()``). The
+    server reads new events every ``reload_interval`` seconds; it runs until
+    :meth:`TensorBoard.stop`, the end of a ``with`` block, or the exit of this
+    process.
+
+    Args:
+        log_dir: a directory of event files (an estimator's ``model_dir``).
+        port: the port to listen on; 0 (the default) takes a free one.
+        host: the address to listen on; the loopback address by default, so
+            that only this machine can connect.
+        timeout: seconds to wait for the server to start.
+        reload_interval: seconds between two reads of the event files.
+
+    Returns:
+        A :class:`TensorBoard`: ``url``, ``port``, ``stop()``.
+
+    Raises:
+        ModuleNotFoundError: the Python package ``tensorboard`` is not installed.
+        FileNotFoundError: ``log_dir`` is not an existing directory.
+        ValueError: a bad ``port``, ``host``, ``timeout`` or ``reload_interval``.
+        RuntimeError: TensorBoard ended or did not serve within ``timeout``
+            seconds (its output is in the message).
+
+    Example:
+        >>> with start_tensorboard(model.model_dir) as board:  # doctest: +SKIP
+        ...     print(board.url)
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None:
+        raise ModuleNotFoundError("TensorBoard is not installed: pip install tensorboard",
+                                  name="tensorboard")
+    if not isinstance(log_dir, (str, os.PathLike)) or not os.path.isdir(log_dir):
+        raise FileNotFoundError(f"`log_dir` must be an existing directory, got {log_dir!r}.")
+    port = check_positive("port", port, integer=True, allow_none=False, allow_zero=True)
+    if port > 65535:
+        raise ValueError(f"`port` must be a port number (0 to 65535), got {port!r}.")
+    if not isinstance(host, str) or not host:
+        raise ValueError(f"`host` must be a non-empty string, got {host!r}.")
+    timeout = check_positive("timeout", timeout, integer=False, allow_none=False)
+    reload_interval = check_positive("reload_interval", reload_interval, integer=False,
+                                     allow_none=False, allow_zero=True)
+    log_dir = os.path.abspath(os.fspath(log_dir))
+    command = [sys.executable, "-m", "tensorboard.main", "--logdir", log_dir, "--host", host,
+               "--port", str(port), "--load_fast", "false",
+               "--reload_interval", str(reload_interval)]
+    env = dict(os.environ)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env, text=True, errors="replace",
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+    output = []  # TensorBoard's log: its last 50 lines
+    found = threading.Event()
+    served = {}
+
+    def read():  # drains the pipe for the server's whole life
+        for line in process.stderr:
+            output.append(line)
+            del output[:-50]
+            match = _SERVING.search(line)
+            if match and not found.is_set():
+                served.update(url=match.group(1), port=int(match.group(2)))
+                found.set()
+        found.set()  # ended
+
+    threading.Thread(target=read, name="tensorboard-log", daemon=True).start()
+    found.wait(timeout)
+    if not served:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        problem = ("ended with exit code %d" % process.returncode if found.is_set()
+                   else f"did not serve within {timeout:g} seconds")
+        raise RuntimeError(f"TensorBoard {problem} (on {log_dir!r}). Its output:\n"
+                           + "".join(output).rstrip())
+    board = TensorBoard(process, log_dir, served["url"], served["port"], output)
+    _RUNNING.add(board)
+    return board
+
+
+@atexit.register
+def _stop_all():
+    for board in list(_RUNNING):
+        board.stop(timeout=5.0)

@@ -86,6 +86,7 @@ estimator <- function(model_fn, model_dir = NULL, config = NULL, params = NULL) 
     })
   }
   r_params <- params
+  py_pyhooks() # pyhooks' Python, before reticulate converts the function
   new_estimator(py_construct("estimator", list(
     model_fn = reticulate::r_to_py(wrapper, convert = FALSE),
     model_dir = path_arg(model_dir), config = config

@@ -269,8 +269,9 @@ variable_value <- function(object, name = NULL, ...) {
   rlang::check_dots_empty()
   check_estimator(object)
   names <- if (is.null(name)) variable_names(object) else as.character(name)
-  values <- lapply(names, function(n) {
-    py_value(with_py_errors(object$get_variable_value(n)))
+  get_value <- reticulate::py_get_attr(object, "get_variable_value")
+  values <- lapply(names, function(n) { # NumPy values made plain in Python: int64 stays integer
+    restore_arrays(with_py_errors(py_bridge()$call_to_r(get_value, list(name = n))))
   })
   names(values) <- names
   if (!is.null(name) && length(name) == 1L) values[[1L]] else values

@@ -81,17 +81,15 @@ print.pyhooks_feature_columns <- function(x, ...) {
 #' @rdname pyhooks_print
 #' @export
 format.pyhooks_estimator <- function(x, ...) {
-  described <- tryCatch({
-    name <- reticulate::py_to_r(reticulate::py_get_attr(x, "_name"))
-    model <- reticulate::py_get_attr(x, "_model")
-    columns <- reticulate::py_to_r(reticulate::py_get_attr(model, "columns"))
-    names <- vapply(columns, function(c) reticulate::py_to_r(reticulate::py_get_attr(c, "name")),
-                    character(1))
-    model_dir <- reticulate::py_to_r(reticulate::py_get_attr(x, "model_dir"))
-    sprintf("<%s: %d feature column%s (%s), model_dir %s>", name, length(names),
-            if (length(names) == 1L) "" else "s", paste(names, collapse = ", "), model_dir)
-  }, error = function(e) NULL)
-  described %||% paste0("<pyhooks estimator> ", reticulate::py_repr(x))
+  facts <- estimator_facts(x)
+  columns <- facts$feature_columns
+  what <- if (is.null(columns)) {
+    "model_fn"
+  } else {
+    sprintf("%d feature column%s (%s)", length(columns), if (length(columns) == 1L) "" else "s",
+            paste(columns, collapse = ", "))
+  }
+  sprintf("<%s: %s, model_dir %s>", facts$estimator, what, facts$model_dir)
 }
 
 #' @rdname pyhooks_print
@@ -99,6 +97,81 @@ format.pyhooks_estimator <- function(x, ...) {
 print.pyhooks_estimator <- function(x, ...) {
   cat(format(x, ...), "\n", sep = "")
   invisible(x)
+}
+
+#' @rdname pyhooks_print
+#' @param object An estimator.
+#' @details `str()` of an estimator shows what it is made of (feature
+#'   columns, `model_dir`, latest checkpoint and its global step) as R values;
+#'   `summary()` adds its run configuration.
+#' @returns `str()`: nothing (invisible `NULL`); `summary()`: a
+#'   `summary.pyhooks_estimator` list (`estimator`, `feature_columns`,
+#'   `model_dir`, `checkpoint`, `global_step`, `config`), which prints.
+#' @export
+str.pyhooks_estimator <- function(object, ...) {
+  facts <- estimator_facts(object)
+  cat(sprintf("<%s> a pyhooks estimator (Python object) of\n", facts$estimator))
+  utils::str(facts[c("feature_columns", "model_dir", "checkpoint", "global_step")],
+             no.list = TRUE, give.head = TRUE)
+  invisible()
+}
+
+#' @rdname pyhooks_print
+#' @export
+summary.pyhooks_estimator <- function(object, ...) {
+  facts <- estimator_facts(object)
+  config <- tryCatch(reticulate::py_get_attr(object, "config"), error = function(e) NULL)
+  settings <- c("tf_random_seed", "save_summary_steps", "log_step_count_steps",
+                "save_checkpoints_steps", "save_checkpoints_secs", "keep_checkpoint_max")
+  facts$config <- if (!is.null(config)) {
+    Filter(Negate(is.null), stats::setNames(lapply(settings, function(name) {
+      tryCatch(reticulate::py_to_r(reticulate::py_get_attr(config, name)), error = function(e) NULL)
+    }), settings))
+  }
+  structure(facts, class = "summary.pyhooks_estimator")
+}
+
+#' @export
+print.summary.pyhooks_estimator <- function(x, ...) {
+  trained <- if (is.null(x$checkpoint)) {
+    "not yet"
+  } else {
+    sprintf("to step %s (checkpoint %s)", x$global_step, basename(x$checkpoint))
+  }
+  config <- if (length(x$config)) {
+    paste(names(x$config), "=", vapply(x$config, format_setting, ""), collapse = ", ")
+  } else {
+    "defaults"
+  }
+  cat(sprintf("%s, a pyhooks estimator\n", x$estimator),
+      sprintf("  feature columns: %s\n",
+              if (is.null(x$feature_columns)) "those of its model_fn"
+              else paste(x$feature_columns, collapse = ", ")),
+      sprintf("  model_dir:       %s\n", x$model_dir),
+      sprintf("  trained:         %s\n", trained),
+      sprintf("  config:          %s\n", config), sep = "")
+  invisible(x)
+}
+
+# What an estimator is, as R values: the name of the function that made it, its feature
+# columns' names (NULL for a custom estimator), model_dir, latest checkpoint (NULL before
+# training) and the global step it was saved at (NA before training).
+estimator_facts <- function(x) {
+  get <- function(object, name) {
+    tryCatch(reticulate::py_to_r(reticulate::py_get_attr(object, name)), error = function(e) NULL)
+  }
+  columns <- tryCatch({
+    model <- reticulate::py_get_attr(x, "_model")
+    vapply(get(model, "columns"), function(column) get(column, "name"), character(1))
+  }, error = function(e) NULL)
+  if (!length(columns)) columns <- NULL # a custom estimator: its model_fn reads the features
+  checkpoint <- tryCatch(x$latest_checkpoint(), error = function(e) NULL)
+  step <- if (is.null(checkpoint)) NA_integer_ else {
+    suppressWarnings(as.integer(sub("^.*-([0-9]+)$", "\\1", checkpoint)))
+  }
+  list(estimator = get(x, "_name") %||% "estimator", feature_columns = columns,
+       model_dir = get(x, "model_dir") %||% NA_character_, checkpoint = checkpoint,
+       global_step = step)
 }
 
 # ProgressBarHook -> "hook_progress_bar", LambdaHook -> "hook_lambda".

@@ -83,6 +83,52 @@ print.pyhooks_history <- function(x, ...) {
 }
 
 #' @rdname pyhooks_history
+#' @param object A `pyhooks_history`.
+#' @details `str()` shows the columns as R vectors; `summary()` the range of
+#'   steps, the last row and a summary of each column.
+#' @export
+str.pyhooks_history <- function(object, ...) {
+  df <- as.data.frame(object)
+  cat(sprintf("pyhooks_history: %s of %d column%s\n", history_rows(df), ncol(df),
+              if (ncol(df) == 1L) "" else "s"))
+  utils::str(as.list(df), no.list = TRUE, give.attr = FALSE, ...)
+  invisible()
+}
+
+#' @rdname pyhooks_history
+#' @export
+summary.pyhooks_history <- function(object, ...) {
+  df <- as.data.frame(object)
+  structure(list(rows = nrow(df), steps = if (nrow(df)) range(df$steps) else integer(),
+                 last = if (nrow(df)) df[nrow(df), , drop = FALSE],
+                 columns = summary(df[setdiff(names(df), "steps")], ...),
+                 text = history_rows(df)),
+            class = "summary.pyhooks_history")
+}
+
+#' @export
+print.summary.pyhooks_history <- function(x, ...) {
+  cat(sprintf("<pyhooks_history: %s>\n", x$text))
+  if (!x$rows) return(invisible(x))
+  values <- x$last[setdiff(names(x$last), "steps")]
+  cat(sprintf("Last row (step %d): %s\n", x$last$steps,
+              paste(names(values), "=", vapply(values, function(v) format(v, digits = 6), ""),
+                    collapse = ", ")))
+  print(x$columns, ...)
+  invisible(x)
+}
+
+# "2 rows (steps 2 to 4)", "1 row (step 2)", "no rows".
+history_rows <- function(df) {
+  n <- nrow(df)
+  if (!n) return("no rows")
+  steps <- range(df$steps)
+  sprintf("%d row%s (%s)", n, if (n == 1L) "" else "s",
+          if (steps[[1]] == steps[[2]]) sprintf("step %d", steps[[1]])
+          else sprintf("steps %d to %d", steps[[1]], steps[[2]]))
+}
+
+#' @rdname pyhooks_history
 #' @export
 as.data.frame.pyhooks_history <- function(x, row.names = NULL, optional = FALSE, ...) {
   class(x) <- "data.frame"

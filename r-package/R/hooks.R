@@ -154,8 +154,10 @@ hook_nan_tensor <- function(loss_tensor, fail_on_nan_loss = TRUE, fail_on_inf = 
 
 #' Show a progress bar during training
 #'
-#' Shows `Training 2/2 [=====...] - ETA: 0s - loss: 392.01`, written through
-#' R. The loss is the step's mean loss (the mean of the per-example loss, as
+#' Shows `Training 2/2 [=====...] - ETA: 0s - loss: 392.01`, written as R
+#' messages (as the progress and cli packages write their bars): to standard
+#' error, shown by knitr and testthat, and kept out of [capture.output()],
+#' which holds only what your own code prints. The loss is the step's mean loss (the mean of the per-example loss, as
 #' Keras shows it); the ETA comes from the steps of the last ~30 seconds, and
 #' shows `?` until a second line is due (the first step also pays for building
 #' the model). On a dynamic console (a terminal, RStudio) the line is redrawn in place;
@@ -167,8 +169,8 @@ hook_nan_tensor <- function(loss_tensor, fail_on_nan_loss = TRUE, fail_on_inf = 
 #' @param total The number of steps expected, or `NULL` ([train()] sets it
 #'   from `steps`).
 #' @param loss The loss tensor to show, or `NULL` for the training loss.
-#' @param writer A function taking a string, or `NULL` to write to R's
-#'   standard output.
+#' @param writer A function taking a string, or `NULL` to write R messages
+#'   (standard error).
 #' @param mode `"dynamic"`, `"plain"` or `NULL` (decided as described above).
 #' @param min_interval Least seconds between two redraws.
 #' @returns A hook (a Python `ProgressBarHook`) for [train()].

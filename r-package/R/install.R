@@ -51,7 +51,8 @@ install_pyhooks <- function(envname = "r-pyhooks", source = NULL, extras = "tens
   if (!reticulate::virtualenv_exists(envname)) {
     reticulate::virtualenv_create(envname, python = python)
   }
-  reticulate::virtualenv_install(envname, package, ignore_installed = FALSE)
+  # NumPy 1.x: reticulate converts R vectors and arrays to NumPy's 1.x binary interface only
+  reticulate::virtualenv_install(envname, c(package, "numpy<2"), ignore_installed = FALSE)
   path <- reticulate::virtualenv_python(envname)
   cli::cli_inform(c("v" = "pyhooks installed in {.path {path}}.",
                     "i" = "Restart R to use it."))

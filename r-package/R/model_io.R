@@ -149,6 +149,17 @@ eval_spec <- function(input_fn, steps = 100L, name = NULL, hooks = NULL,
 #' The keys that canned estimators use in [predict()] results and
 #' [evaluate()] metrics, as tfestimators listed them.
 #'
+#' The metrics: `loss` is the mean over the evaluated batches of each
+#' batch's summed loss (tf.estimator's definition: it grows with the batch
+#' size), `average_loss` the mean loss per example, `accuracy` the share of
+#' examples whose predicted class is the label, `accuracy_baseline` the
+#' accuracy of always predicting the more frequent class, `auc` and
+#' `auc_precision_recall` the areas under the ROC and precision-recall
+#' curves, `precision` and `recall` those of the positive class at the
+#' threshold 0.5, `label/mean` and `prediction/mean` the means of the labels
+#' and of the predictions (probabilities of the positive class for a binary
+#' classifier).
+#'
 #' @returns A named list of strings.
 #' @family estimators
 #' @export

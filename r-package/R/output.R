@@ -1,6 +1,9 @@
 # Where Python's output goes in R: the progress bar and the "pyhooks" logger
-# write through R (cat()/message()), because reticulate does not forward
-# Python's stdout to knitr or to Rscript reliably.
+# write through R, because reticulate does not forward Python's stdout to
+# knitr or to Rscript reliably. Both are R messages, as the progress and cli
+# packages write theirs: standard error in the console and in Rscript, shown
+# by knitr and testthat, and out of capture.output(), so standard output
+# holds only what user code prints.
 
 # "dynamic" (redraw in place with \r) or "plain" (whole lines), decided by the
 # option pyhooks.progress, then CI / knitr / testthat (plain), then whether the
@@ -20,13 +23,12 @@ progress_mode <- function() {
   if (nzchar(ci) && !ci %in% c("0", "false")) return("plain")
   if (isTRUE(getOption("knitr.in.progress"))) return("plain")
   if (identical(Sys.getenv("TESTTHAT"), "true")) return("plain")
-  if (isTRUE(cli::is_dynamic_tty(stdout()))) "dynamic" else "plain"
+  if (isTRUE(cli::is_dynamic_tty(stderr()))) "dynamic" else "plain"
 }
 
-# The progress bar's writer: text goes to R's standard output as it comes.
+# The progress bar's writer: text goes out as it comes, as an R message (standard error).
 progress_writer <- function(text) {
-  cat(text, sep = "")
-  utils::flush.console()
+  message(text, appendLF = FALSE)
   invisible()
 }
 

@@ -4,18 +4,25 @@
 #' training loss and `global_step/sec` while training (every
 #' `save_summary_steps` of their [run_config()], 100 by default), and the
 #' metrics under `eval/` after [evaluate()]. `tensorboard()` starts
-#' TensorBoard on them in the background when the Python package
-#' `tensorboard` is installed and `launch` is `TRUE`, or else prints the
-#' command that starts it.
+#' TensorBoard on them in the background, on the loopback address (only this
+#' machine can connect), and returns once it serves; in an interactive
+#' session it also opens the scalars page in the browser. With `launch =
+#' FALSE` it only prints the command that starts TensorBoard.
+#'
+#' TensorBoard runs until `board$stop()`, or until this R session ends.
+#' The runs it shows for an estimator are `.` (training) and `eval`.
 #'
 #' @param log_dir A directory of event files, or an estimator (its
 #'   [model_dir()]).
 #' @param launch `TRUE` to start TensorBoard, `FALSE` to print the command
 #'   only.
-#' @param port The port TensorBoard listens on.
-#' @param launch_browser The same as `launch` (the tensorflow package's
-#'   name, which tfestimators' articles use), or `NULL`.
-#' @returns The command (a string), invisibly.
+#' @param port The port TensorBoard listens on, or `NULL` for a free one.
+#' @param browse `TRUE` to open the scalars page in the browser.
+#' @param launch_browser The tensorflow package's name, which tfestimators'
+#'   articles use: `TRUE` starts TensorBoard and opens the browser, or
+#'   `NULL`.
+#' @returns With `launch = TRUE`, the running server (invisibly): `$url`,
+#'   `$port`, `$stop()`. Otherwise the command (a string), invisibly.
 #' @family estimators
 #' @seealso [model_dir()], [hook_summary_saver()]
 #' @export
@@ -23,32 +30,46 @@
 #' \dontrun{
 #' model <- linear_regressor(feature_columns(column_numeric("drat")))
 #' train(model, input_fn(mtcars, mpg ~ drat), steps = 10)
-#' tensorboard(model)
+#' board <- tensorboard(model)
+#' board$url
+#' board$stop()
 #' }
-tensorboard <- function(log_dir, launch = interactive(), port = 6006L, launch_browser = NULL) {
+tensorboard <- function(log_dir, launch = interactive(), port = NULL, browse = interactive(),
+                        launch_browser = NULL) {
   rlang::check_required(log_dir)
-  if (!is.null(launch_browser)) launch <- launch_browser # the tensorflow package's name
+  call <- rlang::current_env()
+  if (!is.null(launch_browser)) {
+    if (!rlang::is_bool(launch_browser)) {
+      cli::cli_abort("{.arg launch_browser} must be {.code TRUE}, {.code FALSE} or {.code NULL}.",
+                     class = "pyhooks_error_argument", call = call)
+    }
+    launch <- browse <- launch_browser
+  }
+  for (arg in c("launch", "browse")) {
+    if (!rlang::is_bool(get(arg))) {
+      cli::cli_abort("{.arg {arg}} must be {.code TRUE} or {.code FALSE}, not {.obj_type_friendly {get(arg)}}.",
+                     class = "pyhooks_error_argument", call = call)
+    }
+  }
   if (inherits(log_dir, "pyhooks_estimator")) log_dir <- model_dir(log_dir)
   if (!is.character(log_dir) || length(log_dir) != 1L || is.na(log_dir) || !dir.exists(log_dir)) {
     cli::cli_abort("{.arg log_dir} must be an existing directory or an estimator.",
-                   class = "pyhooks_error_argument")
+                   class = "pyhooks_error_argument", call = call)
   }
   port <- as_py_int(port)
   log_dir <- normalizePath(log_dir)
-  command <- sprintf("tensorboard --logdir %s --port %d", shQuote(log_dir), port)
-  python <- pyhooks_python() %||% Sys.which("python3")
-  available <- nzchar(python) && file.exists(python) &&
-    identical(suppressWarnings(system2(python, c("-c", shQuote("import tensorboard")),
-                                       stdout = FALSE, stderr = FALSE)), 0L)
-  if (isTRUE(launch) && available) {
-    system2(python, c("-m", "tensorboard.main", "--logdir", shQuote(log_dir), "--port", port),
-            wait = FALSE, stdout = FALSE, stderr = FALSE)
-    cli::cli_inform(c("v" = "TensorBoard started at {.url http://localhost:{port}}."))
-  } else {
-    cli::cli_inform(c(
-      "Start TensorBoard with:", " " = "{.code {command}}",
-      "i" = if (!available) "The Python package {.pkg tensorboard} is not installed: {.code pip install tensorboard}."
-    ))
+  if (!launch) {
+    command <- paste(c("tensorboard --logdir", shQuote(log_dir),
+                       if (!is.null(port)) paste("--port", port)), collapse = " ")
+    cli::cli_inform(c("Start TensorBoard with:", " " = "{.code {command}}"))
+    return(invisible(command))
   }
-  invisible(command)
+  py_pyhooks()
+  helper <- reticulate::import("pyhooks.estimators.tensorboard")
+  board <- with_py_errors(helper$start_tensorboard(log_dir, port = port %||% 0L), call = call)
+  url <- board$url
+  cli::cli_inform(c("v" = "TensorBoard serves {.path {log_dir}} at {.url {url}}.",
+                    "i" = "Stop it with {.code board$stop()} (it also ends with this R session)."))
+  if (browse) utils::browseURL(paste0(url, "#scalars"))
+  invisible(board)
 }

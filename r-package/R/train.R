@@ -97,9 +97,21 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
 #'   `NULL`.
 #' @param checkpoint_path Evaluate or predict with this checkpoint (e.g. from
 #'   [latest_checkpoint()]) instead of the latest one, or `NULL`.
-#' @returns `evaluate()`: a one-row data frame of the metrics (e.g. `loss`,
-#'   `average_loss`, `global_step`; see [metric_keys()]), or a named list of
-#'   them if `simplify` is `FALSE`.
+#' @returns `evaluate()`: a one-row data frame of the metrics, or a named
+#'   list of them if `simplify` is `FALSE` (their names: [metric_keys()]):
+#'   * `loss`: the mean over the evaluated batches of each batch's *summed*
+#'     loss, as tf.estimator reported it (so it grows with the batch size:
+#'     for a regressor, about `batch_size` times `average_loss`; the last,
+#'     smaller batch counts as one batch);
+#'   * `average_loss`: the mean loss per example (for a regressor, the mean
+#'     squared error);
+#'   * `global_step`: the step of the checkpoint evaluated;
+#'   * regressors: `label/mean` and `prediction/mean`;
+#'   * binary classifiers: `accuracy`, `accuracy_baseline`, `auc`,
+#'     `auc_precision_recall`, `precision`, `recall`, `label/mean` and
+#'     `prediction/mean`; classifiers of more classes: `accuracy`;
+#'   * a custom [estimator()]: `loss` (the mean over batches of its
+#'     `model_fn`'s loss) and its `eval_metric_ops`.
 #' @export
 evaluate <- function(object, ...) {
   UseMethod("evaluate")

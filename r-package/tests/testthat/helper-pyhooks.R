@@ -70,3 +70,26 @@ event_values <- function(dir) {
              tag = vapply(rows, function(r) r[[2]], ""),
              value = vapply(rows, function(r) r[[3]], 1))
 }
+
+# An Rscript as a user starts it: no environment variables (no RETICULATE_PYTHON, no
+# PYHOOKS_PYTHON) but the library holding this package, in a directory with no .venv above it.
+fresh_rscript <- function(code) {
+  dir <- tempfile("fresh")
+  dir.create(dir)
+  script <- file.path(dir, "script.R")
+  writeLines(code, script)
+  env <- c(paste0("PATH=", Sys.getenv("PATH")), paste0("HOME=", dir),
+           paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep)))
+  out <- suppressWarnings(system2("env", c("-i", shQuote(env), file.path(R.home("bin"), "Rscript"),
+                                           shQuote(script)),
+                                  stdout = TRUE, stderr = TRUE))
+  unlink(dir, recursive = TRUE)
+  paste(out, collapse = "\n")
+}
+
+# The Python recorded by make install (a fresh Rscript finds it), or the test is skipped.
+setup_python <- function() {
+  setup <- pyhooks:::installed_setup(dirname(find.package("pyhooks")))
+  skip_if(!length(setup), "not installed by make: no recorded Python")
+  setup$Python
+}

@@ -58,7 +58,7 @@ test_that("R errors spell values the R way, and garbage arguments are refused", 
   expect_error(hook_summary_saver(save_steps = 1, output_dir = c("a", "b"), summary_op = "x"),
                "got c(\"a\", \"b\") (list)", fixed = TRUE)
   expect_error(hook_history_saver(path = ""), "`path` must be a file path or NULL, got \"\".", fixed = TRUE)
-  expect_error(hook_final_ops(1), "`final_ops` must be a tensor, an operation, a variable or a tensor name (or a list or dict of them), got 1 (double).", fixed = TRUE)
+  expect_error(hook_final_ops(1), "`final_ops` must be a tensor, an operation, a variable or a tensor name (or a list or named list of them), got 1 (double).", fixed = TRUE)
   expect_error(hook_history_saver(metrics = list(steps = "x")), "got \"steps\"", fixed = TRUE)
   expect_error(column_numeric("x", dtype = 1), "`dtype` must be a numeric type, got 1.", fixed = TRUE)
   # an environment has no Python value: named, not "Unable to convert R object to Python type"
@@ -70,7 +70,7 @@ test_that("R errors spell values the R way, and garbage arguments are refused", 
                "`saver` must be a tf.compat.v1.train.Saver", fixed = TRUE)
   expect_error(hook_step_counter(summary_writer = TRUE),
                "`summary_writer` must be a summary writer", fixed = TRUE)
-  expect_error(hook_logging_tensor(1, every_n_iter = 1), "`tensors` must be a dict, a list or a tensor (name), got 1", fixed = TRUE)
+  expect_error(hook_logging_tensor(1, every_n_iter = 1), "`tensors` must be a named list, a list or a tensor (name), got 1", fixed = TRUE)
   expect_error(dnn_regressor(function() 1, column_numeric("x")),
                "`hidden_units` must be a vector or a list, not a function.", fixed = TRUE)
   expect_error(hook_checkpoint_saver(tempfile(), save_steps = new.env()),

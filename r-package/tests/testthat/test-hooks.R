@@ -125,12 +125,14 @@ test_that("hook_nan_tensor() watches a loss; a non-finite loss fails training", 
   expect_error(hook_nan_tensor("training_loss:0", fail_on_nan_loss = "yes"), "fail_on_nan_loss")
 })
 
-test_that("hook_progress_bar() writes plain lines through R", {
+test_that("hook_progress_bar() writes plain lines as R messages, not to standard output", {
   skip_if_no_pyhooks()
-  out <- capture.output(
+  stdout <- capture.output(messages <- capture_messages(
     train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2,
           hooks = list(hook_progress_bar(mode = "plain")))
-  )
+  ))
+  expect_identical(stdout, character())
+  out <- strsplit(paste(messages, collapse = ""), "\n", fixed = TRUE)[[1]]
   expect_identical(length(out), 2L)
   expect_match(out[[2]], "^Training 2/2 \\[={38}\\] - ETA: 0s - loss: [0-9]+\\.[0-9]{2}$")
   expect_false(any(grepl("\r", out, fixed = TRUE)))
@@ -149,7 +151,7 @@ test_that("hook_progress_bar() redraws in place in dynamic mode", {
 
 test_that("hook_progress_bar() says when training stopped early", {
   skip_if_no_pyhooks()
-  expect_output(
+  expect_message(
     train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL), steps = 10,
           hooks = list(hook_progress_bar(mode = "plain"), hook_stop_at_step(num_steps = 3))),
     "Training stopped by a hook after 3 of 10 steps"
@@ -245,7 +247,7 @@ test_that("hook_final_ops() evaluates tensors at the end", {
   quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook))
   values <- pyhooks:::py_value(hook$final_ops_values)
   expect_true(is.numeric(values$loss) && values$loss > 0)
-  expect_error(hook_final_ops("training_loss:0", final_ops_feed_dict = "x"), "`final_ops_feed_dict` must be a dict")
+  expect_error(hook_final_ops("training_loss:0", final_ops_feed_dict = "x"), "`final_ops_feed_dict` must be a named list or NULL")
   expect_error(hook_final_ops(), "`final_ops` is absent")
 })
 
@@ -259,4 +261,30 @@ test_that("hook_feed_fn() calls the R function before every step", {
   quiet_train(linear_regressor(mtcars_columns()), steps = 3, hooks = list(hook))
   expect_identical(calls, 3)
   expect_error(hook_feed_fn(42), "`feed_fn` must be callable")
+})
+
+test_that("hook_profiler() writes its traces without TensorFlow's C++ log lines, in a fresh R", {
+  skip_on_cran()
+  skip_if_no_pyhooks()
+  setup_python()
+  dir <- tempfile("profile")
+  out <- fresh_rscript(c(
+    "library(pyhooks)",
+    "input <- input_fn(mtcars, response = 'mpg', features = 'drat', batch_size = 8L)",
+    "model <- linear_regressor(feature_columns(column_numeric('drat')))",
+    sprintf("hook <- hook_profiler(save_steps = 2, output_dir = %s)", deparse(dir)),
+    "invisible(train(model, input, steps = 4, hooks = list(hook)))",
+    sprintf("cat('timelines:', sort(list.files(%s, pattern = '^timeline')), '\\n')", deparse(dir))
+  ))
+  expect_match(out, "timelines: timeline-2.json timeline-4.json", fixed = TRUE)
+  # TensorFlow's C++ lines look like "I0000 00:00:1796163556.688111   18351 profiler_session.cc:117]"
+  expect_no_match(out, "(^|\n)[IWEF][0-9]{4} [0-9:.]+ +[0-9]+ [a-z_]+\\.cc:[0-9]+\\]", perl = TRUE)
+  expect_no_match(out, "profiler_session")
+})
+
+test_that("errors say named list where Python says dict", {
+  skip_if_no_pyhooks()
+  err <- expect_error(hook_logging_tensor(tensors = TRUE, every_n_iter = 1))
+  expect_match(conditionMessage(err), "`tensors` must be a named list, a list or a tensor")
+  expect_no_match(conditionMessage(err), "\\bdict\\b")
 })

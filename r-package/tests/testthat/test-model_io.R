@@ -12,11 +12,11 @@ test_that("export_savedmodel() writes a SavedModel serving the same predictions"
   tf_module <- reticulate::import("tensorflow")
   serve <- tf_module$saved_model$load(path)$signatures[["serving_default"]]
   served <- serve(petal = tf_module$constant(data$petal, dtype = "float32"))
-  rows <- function(tensor) do.call(rbind, lapply(tensor$numpy()$tolist(), unlist))
+  rows <- function(tensor) tensor$numpy() # an R matrix (reticulate converts NumPy arrays)
   expected <- predict(model, input_fn(data, species ~ petal))
   expect_equal(rows(served$probabilities), unname(unclass(expected$probabilities)),
                tolerance = 1e-6)
-  expect_identical(as.vector(rows(served$class_ids)), as.vector(expected$class_ids))
+  expect_identical(as.integer(rows(served$class_ids)), as.integer(expected$class_ids))
   expect_error(export_savedmodel(linear_regressor(mtcars_columns()), tempfile()),
                "train the model before")
 })

@@ -98,3 +98,110 @@ test_that("a folder named pyhooks in the working directory does not shadow the P
   expect_match(out, '<column_numeric: key = "x">', fixed = TRUE)
   expect_match(out, "cwd kept on sys.path: TRUE", fixed = TRUE)
 })
+
+test_that("estimator() as the first call runs on pyhooks' Python, with nothing set", {
+  skip_on_cran()
+  python <- setup_python()
+  out <- fresh_rscript(c(
+    "library(pyhooks)",
+    "model_fn <- function(features, labels, mode) {",
+    "  predictions <- tf$reshape(tf$layers$dense(features, 1L), list(-1L))",
+    "  loss <- tf$losses$mean_squared_error(labels, predictions)",
+    "  optimizer <- tf$train$GradientDescentOptimizer(0.01)",
+    "  train_op <- optimizer$minimize(loss, global_step = tf$train$get_global_step())",
+    "  estimator_spec(mode, loss = loss, train_op = train_op)",
+    "}",
+    "model <- estimator(model_fn)",
+    "cat('python:', reticulate::py_config()$python, '\\n')",
+    "history <- train(model, input_fn(mtcars, mpg ~ drat + wt, batch_size = 8L), steps = 2)",
+    "cat('trained to step', max(history$steps), '\\n')"
+  ))
+  expect_match(out, paste("python:", python), fixed = TRUE)
+  expect_match(out, "trained to step 2", fixed = TRUE)
+})
+
+test_that("reticulate::import() first, after library(pyhooks), gets pyhooks' Python", {
+  skip_on_cran()
+  python <- setup_python()
+  out <- fresh_rscript(c(
+    "library(pyhooks)",
+    "np <- reticulate::import('numpy')",
+    "print(np$asarray(matrix(1:6, 2)))",
+    "print(np$sum(matrix(1:6, 2)))",
+    "cat('python:', reticulate::py_config()$python, '\\n')",
+    "print(column_numeric('x'))"
+  ))
+  expect_match(out, "[2,]    2    4    6", fixed = TRUE)
+  expect_match(out, "[1] 21", fixed = TRUE)
+  expect_match(out, paste("python:", python), fixed = TRUE)
+  expect_match(out, '<column_numeric: key = "x">', fixed = TRUE)
+})
+
+test_that("pyhooks works on its Python when reticulate started it before library(pyhooks)", {
+  skip_on_cran()
+  python <- setup_python()
+  out <- fresh_rscript(c(
+    sprintf("reticulate::use_python(%s, required = TRUE)", deparse(python)),
+    "np <- reticulate::import('numpy')",
+    "library(pyhooks)",
+    "print(tf)",
+    "print(shape(NULL, 3L))",
+    "print(column_numeric('x'))"
+  ))
+  expect_match(out, "<tf: TensorFlow 1.x's API for model functions, loaded at first use>",
+               fixed = TRUE)
+  expect_match(out, "TensorShape([None, 3])", fixed = TRUE)
+  expect_match(out, '<column_numeric: key = "x">', fixed = TRUE)
+})
+
+test_that("another Python already running is one error naming both and the fixes", {
+  skip_on_cran()
+  python <- setup_python()
+  home <- system2(python, c("-c", shQuote("import sys; print(sys.base_prefix)")), stdout = TRUE)
+  venv <- tempfile("otherpython")
+  status <- system2(file.path(home, "bin", "python3"), c("-m", "venv", "--without-pip", venv),
+                    stdout = FALSE, stderr = FALSE)
+  skip_if(status != 0, "cannot create a virtual environment")
+  other <- file.path(venv, "bin", "python")
+  out <- fresh_rscript(c(
+    sprintf("reticulate::use_python(%s, required = TRUE)", deparse(other)),
+    "invisible(reticulate::py_available(initialize = TRUE))",
+    "library(pyhooks)",
+    "calls <- list(",
+    "  hook_progress_bar = quote(hook_progress_bar()),",
+    "  estimator = quote(estimator(function(features, labels, mode) NULL)),",
+    "  tf = quote(tf$constant(1)),",
+    "  column_numeric = quote(column_numeric('x')),",
+    "  input_fn = quote(input_fn(mtcars, mpg ~ drat)),",
+    "  run_config = quote(run_config()),",
+    "  session_run_hook = quote(session_run_hook(after_run = function(context, values) NULL)),",
+    "  shape = quote(shape(2L))",
+    ")",
+    "for (name in names(calls)) {",
+    "  e <- tryCatch({ eval(calls[[name]]); NULL }, error = identity)",
+    "  cat(name, ':', if (inherits(e, 'pyhooks_python_mismatch')) 'mismatch' else format(e), '\\n')",
+    "}",
+    "e <- tryCatch(hook_progress_bar(), error = identity)",
+    "cat(conditionMessage(e), '\\n')",
+    "# every export called with no arguments: an R error of its own, or the same one",
+    "for (name in getNamespaceExports('pyhooks')) {",
+    "  f <- get(name, asNamespace('pyhooks'))",
+    "  if (!is.function(f) || name %in% c('import', '%>%', 'install_pyhooks')) next",
+    "  e <- tryCatch({ f(); NULL }, error = identity)",
+    "  if (!is.null(e) && grepl('No module named', conditionMessage(e))) cat('BAD', name, '\\n')",
+    "}"
+  ))
+  for (name in c("hook_progress_bar", "estimator", "tf", "column_numeric", "input_fn",
+                 "run_config", "session_run_hook", "shape")) {
+    expect_match(out, paste(name, ": mismatch"), fixed = TRUE)
+  }
+  expect_match(out, "reticulate already runs another one", fixed = TRUE)
+  expect_match(out, paste0("Running: '", other, "'"), fixed = TRUE)
+  expect_match(out, paste0("pyhooks needs: '", python, "' (recorded by make install)"), fixed = TRUE)
+  expect_match(out, "Restart R and call `library(pyhooks)` before anything else starts Python",
+               fixed = TRUE)
+  expect_match(out, "RETICULATE_PYTHON", fixed = TRUE)
+  expect_match(gsub("\\s+", " ", out), sprintf("options(pyhooks.python = \"%s\")", other),
+               fixed = TRUE)
+  expect_no_match(out, "BAD ")
+})

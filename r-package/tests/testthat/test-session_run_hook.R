@@ -6,7 +6,7 @@ test_that("SPEC section 3's custom history hook runs as written", {
   input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = 8L)
   local_opts <- options(pyhooks.progress = "plain")
   on.exit(options(local_opts))
-  out <- capture.output({
+  out <- capture.output(suppressMessages({ # the progress bar: messages
     mean_losses_history <<- NULL
     hook_history_saver_custom <- function(every_n_step) {
       iter_count <<- 0
@@ -27,7 +27,7 @@ test_that("SPEC section 3's custom history hook runs as written", {
     lr <- linear_regressor(feature_columns = fcs) %>%
       train(input_fn = input, steps = 4,
             hooks = list(hook_history_saver_custom(every_n_step = 1)))
-  })
+  }))
   expect_identical(grep("Running step", out, value = TRUE),
                    sprintf("[1] \"Running step: %d\"", 1:4))
   expect_length(mean_losses_history, 4L)
@@ -377,5 +377,5 @@ test_that("session_run_hook() and session_run_args() check their arguments", {
 test_that("session_run_args() refuses options that are not RunOptions, in R's words", {
   expect_error(session_run_args("loss", options = new.env()),
                "`options` must be a `RunOptions` \\(from Python\\) or `NULL`, not an environment")
-  expect_error(session_run_args("loss", feed_dict = 1), "`feed_dict` must be a dict")
+  expect_error(session_run_args("loss", feed_dict = 1), "`feed_dict` must be a named list")
 })

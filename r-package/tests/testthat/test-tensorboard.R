@@ -36,7 +36,46 @@ test_that("tensorboard() prints the command when it does not start TensorBoard",
   skip_if_no_pyhooks()
   model <- linear_regressor(mtcars_columns())
   expect_message(command <- tensorboard(model, launch = FALSE), "tensorboard --logdir")
-  expect_identical(command, sprintf("tensorboard --logdir %s --port 6006",
+  expect_identical(command, sprintf("tensorboard --logdir %s",
                                     shQuote(normalizePath(model_dir(model)))))
+  expect_identical(suppressMessages(tensorboard(model, launch = FALSE, port = 6007)),
+                   paste(command, "--port 6007"))
   expect_error(tensorboard(tempfile()), "existing directory")
+  expect_error(tensorboard(model, port = 2.5), "`port` must be a whole number, not 2.5")
+  expect_error(tensorboard(model, launch = NA), "`launch` must be `TRUE` or `FALSE`")
+})
+
+test_that("tensorboard() serves a trained estimator's loss and eval metrics on a loopback port", {
+  skip_if_no_pyhooks()
+  skip_if_not(reticulate::py_module_available("tensorboard"), "tensorboard is not installed")
+  model <- linear_regressor(mtcars_columns(),
+                            config = run_config(save_summary_steps = 1, log_step_count_steps = 0))
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 3,
+                         hooks = list(hook_history_saver(every_n_step = 1)))
+  metrics <- evaluate(model, mtcars_input())
+  expect_message(board <- tensorboard(model, launch = TRUE, browse = FALSE), "TensorBoard serves")
+  on.exit(board$stop(), add = TRUE)
+  expect_match(board$url, "^http://127\\.0\\.0\\.1:[0-9]+/$")
+  # TensorBoard's HTTP API, read until it has loaded the files (at most 2 minutes)
+  read_json <- function(path) {
+    connection <- url(paste0(board$url, path))
+    on.exit(close(connection))
+    text <- paste(readLines(connection, warn = FALSE), collapse = "")
+    reticulate::import("json")$loads(text)
+  }
+  deadline <- Sys.time() + 120
+  repeat {
+    tags <- read_json("data/plugin/scalars/tags")
+    if (!is.null(tags[["eval"]][["average_loss"]]) || Sys.time() > deadline) break
+    Sys.sleep(0.5)
+  }
+  expect_setequal(names(tags[["."]]), "loss")
+  expect_true("average_loss" %in% names(tags[["eval"]]))
+  losses <- read_json("data/plugin/scalars/scalars?run=.&tag=loss")
+  expect_identical(vapply(losses, function(row) as.integer(row[[2]]), 1L), 1:3)
+  expect_equal(vapply(losses, function(row) row[[3]], 1), history$total_losses, tolerance = 1e-5)
+  evals <- read_json("data/plugin/scalars/scalars?run=eval&tag=average_loss")
+  expect_equal(evals[[1]][[3]], metrics$average_loss, tolerance = 1e-6)
+  board$stop()
+  expect_false(board$running)
 })

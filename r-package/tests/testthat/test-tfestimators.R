@@ -60,8 +60,8 @@ test_that("input_fn() takes formulas, bare names, tidyselect, object= and epochs
 test_that("a factor response is sent with its levels and its classes are their names", {
   skip_if_no_pyhooks()
   input <- input_fn(iris, Species ~ ., batch_size = 10)
-  expect_identical(unlist(input$columns$Species$tolist()), as.character(iris$Species))
-  expect_identical(unlist(input$factors$Species$levels), levels(iris$Species))
+  expect_identical(as.character(unlist(input$columns$Species)), as.character(iris$Species))
+  expect_identical(as.character(unlist(input$factors$Species[[1]])), levels(iris$Species))
   # tfestimators' iris example: a dnn_classifier without label_vocabulary
   classifier <- dnn_classifier(feature_columns = feature_columns(
     column_numeric(setdiff(names(iris), "Species"))), hidden_units = c(10, 20, 10), n_classes = 3)
@@ -348,9 +348,10 @@ for i in range(16):
 ", local = TRUE)$records
   parsed <- tf$io$parse_example(records, spec)
   data <- data.frame(
-    x = unlist(parsed$x$numpy()$tolist()),
-    color = unlist(tf$sparse$to_dense(parsed$color, default_value = "")$numpy()$astype("U")$tolist()),
-    y = unlist(parsed$y$numpy()$tolist())
+    x = as.vector(parsed$x$numpy()),
+    color = vapply(tf$sparse$to_dense(parsed$color, default_value = "")$numpy(),
+                   function(b) b$decode("utf-8"), ""),
+    y = as.vector(parsed$y$numpy())
   )
   expect_equal(data$x, (0:15) / 10, tolerance = 1e-6)
   expect_identical(data$color, rep(c("red", "blue"), 8))

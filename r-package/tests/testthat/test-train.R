@@ -6,10 +6,11 @@ test_that("SPEC section 3's progress bar example runs as written", {
   on.exit(options(old))
   fcs <- feature_columns(column_numeric("drat"))
   input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = 8L)
-  out <- capture.output(
+  messages <- capture_messages(
     lr <- linear_regressor(feature_columns = fcs) %>%
       train(input_fn = input, steps = 2, hooks = list(hook_progress_bar()))
   )
+  out <- strsplit(paste(messages, collapse = ""), "\n", fixed = TRUE)[[1]]
   expect_match(out[[length(out)]], "^Training 2/2 \\[={38}\\] - ETA: 0s - loss: [0-9]+\\.[0-9]{2}$")
   expect_s3_class(lr, "pyhooks_history")
 })
@@ -18,7 +19,7 @@ test_that("SPEC section 3's history example runs as written", {
   skip_if_no_pyhooks()
   fcs <- feature_columns(column_numeric("drat"))
   input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"), batch_size = 8L)
-  capture.output({
+  suppressMessages({ # the progress bar
     lr <- linear_regressor(feature_columns = fcs)
     training_history <- train(lr, input_fn = input, steps = 4,
                               hooks = list(hook_history_saver(every_n_step = 2)))
@@ -125,12 +126,12 @@ test_that("without hooks, train() shows progress and records the history", {
   skip_if_no_pyhooks()
   old <- options(pyhooks.progress = "plain")
   on.exit(options(old))
-  expect_output(history <- train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2),
-                "Training 2/2")
+  expect_message(history <- train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2),
+                 "Training 2/2")
   expect_identical(history$steps, 2L)
-  expect_output(history <- train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2,
-                                 hooks = hook_history_saver(every_n_step = 1)),
-                "Training 2/2")
+  expect_message(history <- train(linear_regressor(mtcars_columns()), mtcars_input(), steps = 2,
+                                  hooks = hook_history_saver(every_n_step = 1)),
+                 "Training 2/2")
   expect_identical(history$steps, 1:2)
 })
 

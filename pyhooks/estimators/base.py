@@ -91,14 +91,26 @@ def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None):
     if has(ProgressBarHook) is None:
         extra.append(ProgressBarHook())
     if has(CheckpointSaverHook) is None:
-        saver = CheckpointSaverHook(model_dir, saver=state.saver, save_graph_def=False,
-                                    **config.checkpoint_frequency())
-        saver.save_log_level = logging.DEBUG  # routine saves: not on the console
-        extra.append(saver)
+        extra.append(_own_saver(state, config, model_dir))
     if config.save_summary_steps or config.log_step_count_steps:
         extra.append(EventWriterHook(model_dir, state.summary_op, state.global_step_read,
                                      config.save_summary_steps, config.log_step_count_steps))
     return extra, history
+
+
+def _own_saver(state, config, model_dir):
+    """The estimator's own ``CheckpointSaverHook`` of ``state``'s graph, kept for every call
+    (it writes the graph's events once, not at every call)."""
+    frequency = config.checkpoint_frequency()
+    events = bool(config.save_summary_steps or config.log_step_count_steps)
+    kept = getattr(state, "own_saver", None)
+    if kept is None or kept[0] != (frequency, events):
+        saver = CheckpointSaverHook(model_dir, saver=state.saver, save_graph_def=False,
+                                    **frequency)
+        saver.save_log_level = logging.DEBUG  # routine saves: not on the console
+        saver.write_events = events  # its graph and checkpoint events where events are written
+        kept = state.own_saver = ((frequency, events), saver)
+    return kept[1]
 
 
 def _steps(name, value):

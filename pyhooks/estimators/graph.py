@@ -28,7 +28,7 @@ from typing import Any, Callable, NamedTuple
 from pyhooks.estimators._quiet import import_tensorflow, quiet
 from pyhooks.estimators.feature_columns import STR_OR_INT
 from pyhooks.estimators.kept_session import run_loop
-from pyhooks.estimators.models import make_optimizer
+from pyhooks.estimators.models import make_optimizer, minimize
 from pyhooks.estimators.modes import (LABEL, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION, WEIGHT,
                                       feature_name)
 from pyhooks.estimators.pipeline import InputPipeline
@@ -320,35 +320,25 @@ def canned_build(model, head, optimizer, raw_inputs):
 def _canned_train_op(target, tf, model, optimizer, training_loss):
     """The update and the step's count; a batch whose loss is not finite changes nothing.
 
-    Skipping that update keeps the weights of the last good step (which a save after
-    NaN then writes) where applying it would spoil them. Not under a strategy (the
-    replicas update together: one replica cannot skip their all-reduce), nor with
-    TensorFlow 1's reference variables (a ``tf.cond`` branch reads them as values).
+    Its gradient is zero and it is not counted (:func:`pyhooks.estimators.models.minimize`):
+    the weights stay the last good step's (which a save after NaN then writes) where
+    applying it would spoil them. Not under a strategy, whose replicas update together.
     """
     v1 = tf.compat.v1
-
-    def update():
-        if hasattr(model, "minimize"):  # several optimizers (wide & deep)
-            return model.minimize(tf, training_loss)
-        return make_optimizer(tf, optimizer, model.default_learning_rate).minimize(
-            training_loss, var_list=v1.trainable_variables())
-
-    if target.replicated:  # the step is counted once, after all replicas
-        target.train_op = update()
-        return
-
-    def update_and_count():
-        with tf.control_dependencies([update(), target.global_step_read]):
-            return target.global_step.assign_add(1, read_value=False)
-
-    dtype = target.global_step.dtype
-    if dtype != dtype.base_dtype:  # reference variables: every update, as TensorFlow 1 did
-        target.train_op = update_and_count()
+    finite = None if target.replicated else tf.reduce_all(tf.math.is_finite(training_loss),
+                                                          name="loss_is_finite")
+    if hasattr(model, "minimize"):  # several optimizers (wide & deep)
+        update = model.minimize(tf, training_loss, finite)
     else:
-        finite = tf.reduce_all(tf.math.is_finite(training_loss))
-        target.train_op = tf.cond(finite, lambda: tf.group(update_and_count()), tf.no_op,
-                                  name="update_if_finite")
-        target.skips_nonfinite = True
+        update = minimize(tf, make_optimizer(tf, optimizer, model.default_learning_rate),
+                          training_loss, v1.trainable_variables(), finite)
+    if target.replicated:  # the step is counted once, after all replicas
+        target.train_op = update
+        return
+    with tf.control_dependencies([update, target.global_step_read]):
+        target.train_op = target.global_step.assign_add(tf.cast(finite, tf.int64),
+                                                         read_value=False)
+    target.skips_nonfinite = True
     v1.add_to_collection(v1.GraphKeys.TRAIN_OP, target.train_op)
     target.fetches = target.train_op
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 
 import numpy as np
 
@@ -77,6 +78,7 @@ class CheckpointSaverHook(SessionRunHook):
     """
 
     save_log_level = logging.INFO  # of the line each save logs (an estimator's own: DEBUG)
+    write_events = True  # SessionLog and graph events in checkpoint_dir (graph mode)
 
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
                  checkpoint_basename="model.ckpt", scaffold=None, listeners=None,
@@ -110,6 +112,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._writer = self._global_step_tensor = self._lock = None
         self._active_listeners = self._listeners
         self._diverged_at = None
+        self._written_for = (lambda: None, None)  # (graph, directory) whose graph events it wrote
 
     @property
     def diverged_at(self):
@@ -134,10 +137,13 @@ class CheckpointSaverHook(SessionRunHook):
                                       self._checkpoint_dir, os.path.basename(self._save_path))
             self._graph_written = True
         else:
-            self._writer = event_writer(self._checkpoint_dir)
+            self._writer = event_writer(self._checkpoint_dir) if self.write_events else None
             no_saver = self._given_saver is None and self._scaffold is None
             self._saver = collection_saver() if no_saver else self._given_saver
-            self._graph_written = False
+            # a hook used again on the same graph and directory wrote its graph events already
+            written_graph, written_dir = self._written_for
+            self._graph_written = (written_graph() is tf.compat.v1.get_default_graph()
+                                   and written_dir == self._checkpoint_dir)
         self._timer.reset()
         self._lock_dir()
         self._active_listeners = self._listeners + list(run_info().saving_listeners)
@@ -170,6 +176,7 @@ class CheckpointSaverHook(SessionRunHook):
                     raise
                 raise found from error
             self._graph_written = True
+            self._written_for = (weakref.ref(session.graph), self._checkpoint_dir)
         # nothing new after recovery at this step, or when the directory's latest checkpoint
         # is of this step (a new loop on a model saved at its end)
         if step != self._timer.last_triggered_step() and not self._saved_already(step):
@@ -229,7 +236,8 @@ class CheckpointSaverHook(SessionRunHook):
                     and self._diverged_at is None):
                 step = int(session.run(self._global_step_tensor))
                 if step != self._timer.last_triggered_step():
-                    _log.info("Saving a checkpoint after %s.", type(error).__name__)
+                    _log.log(self.save_log_level, "Saving a checkpoint after %s.",
+                             type(error).__name__)
                     self._save(session, step)
         finally:
             try:

@@ -113,14 +113,15 @@ test_that("hook_nan_tensor() watches a loss; a non-finite loss fails training", 
   expect_match(conditionMessage(err), "loss")
   expect_s3_class(err$history, "pyhooks_history")
   # in warning mode the hook's Python warning reaches R as an R warning, and the
-  # run stops without an error: the caller's hook replaces the estimator's own
+  # run stops without an error: the caller's hook replaces the estimator's own. The
+  # diverging batch updated nothing, so the model stays at step 0 (its last good step).
   warn_only <- list(hook_nan_tensor("training_loss:0", fail_on_nan_loss = FALSE))
   expect_warning(
     stopped <- suppressMessages(quiet_train(model, input, steps = 3, hooks = warn_only)),
-    "Model diverged with loss = inf at step 1. Stopping training.",
+    "Model diverged with loss = inf at step 0. Stopping training.",
     class = "pyhooks_python_NanLossWarning", fixed = TRUE
   )
-  expect_identical(tail(stopped$steps, 1), 1L)
+  expect_identical(tail(stopped$steps, 1), 0L)
   expect_error(hook_nan_tensor(NULL), "`loss_tensor` must be a tensor or a tensor name, got NULL")
   expect_error(hook_nan_tensor("training_loss:0", fail_on_nan_loss = "yes"), "fail_on_nan_loss")
 })

@@ -163,7 +163,7 @@ test_that("context keeps its session, graph and collections within a run, not be
   expect_false(py_ids[[4]] == py_ids[[1]])
   expect_true(all(lengths(field("values")) == 8L))
   expect_identical(unique(lengths(field("scoped"))), 0L) # a scope: asked of Python
-  expect_s3_class(seen[[1]]$session, "pyhooks.estimators.estimator._KeptSession")
+  expect_s3_class(seen[[1]]$session, "pyhooks.estimators.kept_session.KeptSession")
 })
 
 test_that("context reads anything else from the step's Python context", {

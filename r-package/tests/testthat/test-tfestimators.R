@@ -61,7 +61,7 @@ test_that("a factor response is sent with its levels and its classes are their n
   skip_if_no_pyhooks()
   input <- input_fn(iris, Species ~ ., batch_size = 10)
   expect_identical(as.character(unlist(input$columns$Species)), as.character(iris$Species))
-  expect_identical(as.character(unlist(input$factors$Species[[1]])), levels(iris$Species))
+  expect_identical(unlist(input$factors$Species$levels), levels(iris$Species))
   # tfestimators' iris example: a dnn_classifier without label_vocabulary
   classifier <- dnn_classifier(feature_columns = feature_columns(
     column_numeric(setdiff(names(iris), "Species"))), hidden_units = c(10, 20, 10), n_classes = 3)

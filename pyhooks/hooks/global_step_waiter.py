@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from pyhooks.errors import GlobalStepWaitTimeout
 from pyhooks import _logging
+from pyhooks.errors import GlobalStepWaitTimeout
 from pyhooks.hook import SessionRunHook
 from pyhooks.hooks._common import global_step_read
 from pyhooks.timer import check_positive

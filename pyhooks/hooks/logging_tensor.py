@@ -6,8 +6,8 @@ import inspect
 
 import numpy as np
 
-from pyhooks.errors import HookSetupError
 from pyhooks import _logging
+from pyhooks.errors import HookSetupError
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, read_values
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer, check_positive

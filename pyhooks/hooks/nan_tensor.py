@@ -7,8 +7,8 @@ from math import isfinite
 
 import numpy as np
 
-from pyhooks.errors import NanLossDuringTrainingError, NanLossWarning
 from pyhooks import _logging
+from pyhooks.errors import NanLossDuringTrainingError, NanLossWarning
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import (check_bool, global_step_read,
                                    to_numpy)

@@ -6,8 +6,8 @@ import json
 import os
 import time
 
-from pyhooks.distribute import worker_path
 from pyhooks import _logging
+from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read, require_graph
 from pyhooks.timer import SecondOrStepTimer, check_positive

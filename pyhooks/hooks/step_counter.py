@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from pyhooks.distribute import worker_path
 from pyhooks import _logging
+from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import StepReader, current_backend, global_step_read
 from pyhooks.hooks._lookup import check_has

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
 
+from pyhooks import _logging
 from pyhooks.hook import check_hooks
 from pyhooks.session import MonitoredSession
 
@@ -13,7 +13,6 @@ __all__ = ["USE_DEFAULT", "MonitoredTrainingSession"]
 USE_DEFAULT = object()
 _COLLECTIVE = ("CollectiveAllReduceStrategy", "CollectiveAllReduceStrategyV1",
                "MultiWorkerMirroredStrategy")
-_log = logging.getLogger("pyhooks")
 
 
 def _defaults(steps, secs, default_steps, default_secs):
@@ -61,8 +60,8 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
             tmpdir = (f"tmp_{context.task_type}_{context.task_id}" if context.task_type
                       else "tmp")
             if save_checkpoint_secs:
-                _log.warning("Collective ops may deadlock with `save_checkpoint_secs`: saving "
-                             "every 1000 steps instead.")
+                _logging.warning("Collective ops may deadlock with `save_checkpoint_secs`: saving "
+                                 "every 1000 steps instead.")
                 save_checkpoint_secs, save_checkpoint_steps = None, 1000
 
         def where(directory, allowed):  # the chief's directory, a worker's own, or none

@@ -364,8 +364,46 @@ def mwms_estimator(config, task_type, task_id):
         sys.exit(3)
 
 
+def mwms_early_stopping(config, task_type, task_id):
+    """``train_and_evaluate()`` under MultiWorkerMirroredStrategy with an early-stopping hook.
+
+    Each worker trains a linear regressor on its own rows (as ``mwms_estimator``), up to
+    ``config["max_steps"]``, saving (and so evaluating, on the chief) every 2 steps; the
+    hook stops when the evaluated ``average_loss`` is below ``config["threshold"]``.
+    """
+    import numpy as np
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    out = config["dir"]
+    x = np.linspace(-1, 1, 32) + task_id / 2
+    train = pyhooks.input_fn({"x": x, "y": 2 * x + 1}, features=["x"], response="y",
+                             batch_size=4, shuffle=False, num_epochs=None)
+    test = pyhooks.input_fn({"x": x, "y": 2 * x + 1}, features=["x"], response="y",
+                            batch_size=32, shuffle=False, num_epochs=1)
+    model = pyhooks.linear_regressor(
+        pyhooks.feature_columns(pyhooks.column_numeric("x")),
+        config=pyhooks.estimators.run_config(model_dir=os.path.join(out, "model"),
+                                             tf_random_seed=1, save_checkpoints_steps=2,
+                                             train_distribute=strategy))
+    steps = []
+    hooks = [pyhooks.stop_if_lower_hook(model, "average_loss", config["threshold"],
+                                        run_every_secs=None, run_every_steps=1),
+             pyhooks.LambdaHook(
+                 before_run=lambda context: pyhooks.SessionRunArgs(
+                     tf.compat.v1.train.get_global_step()),
+                 after_run=lambda context, values: steps.append(int(values.results) + 1))]
+    metrics, history = pyhooks.train_and_evaluate(
+        model, pyhooks.train_spec(train, max_steps=config["max_steps"], hooks=hooks),
+        pyhooks.eval_spec(test, steps=None, start_delay_secs=0, throttle_secs=0))
+    evaluations = pyhooks.hooks.read_eval_metrics(os.path.join(out, "model", "eval"))
+    _report(config, task_type, task_id, last_step=steps[-1] if steps else None,
+            steps=len(steps), final_step=metrics["global_step"],
+            evaluations={str(k): v["average_loss"] for k, v in evaluations.items()})
+
+
 SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "pss_eager": pss_eager,
-             "mirrored": mirrored, "mwms_estimator": mwms_estimator}
+             "mirrored": mirrored, "mwms_estimator": mwms_estimator,
+             "mwms_early_stopping": mwms_early_stopping}
 
 
 def main(argv):

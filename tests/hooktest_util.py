@@ -129,3 +129,32 @@ class Recorder(pyhooks.SessionRunHook):
 
     def after_error(self, session, error):
         self.calls.append(("after_error", type(error).__name__))
+
+
+def drive(hooks, sess, fetches, steps, feed_dict=None):
+    """Runs ``steps`` steps as a framework that drives hooks itself does (TensorFlow's
+    ``_HookedSession``): ``before_run``, one ``sess.run`` of everyone's fetches,
+    ``after_run``; no ``begin``, ``after_create_session`` or ``end`` (call them yourself).
+
+    Returns the caller's results; stops early after a step in which a hook asked.
+    """
+    out = []
+    for _ in range(steps):
+        context = pyhooks.SessionRunContext(pyhooks.SessionRunArgs(fetches, feed_dict), sess)
+        asked = [hook.before_run(context) for hook in hooks]
+        feeds, options = dict(feed_dict or {}), None
+        for args in asked:
+            if args is not None:
+                feeds.update(args.feed_dict or {})
+                options = args.options or options
+        theirs = [[] if a is None or a.fetches is None else [a.fetches] for a in asked]
+        metadata = tf.compat.v1.RunMetadata()
+        mine, values = sess.run([fetches, theirs], feed_dict=feeds or None, options=options,
+                                run_metadata=metadata)
+        for hook, value in zip(hooks, values):
+            hook.after_run(context, pyhooks.SessionRunValues(
+                value[0] if value else None, options or tf.compat.v1.RunOptions(), metadata))
+        out.append(mine)
+        if context.stop_requested:
+            break
+    return out

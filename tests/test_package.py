@@ -44,3 +44,14 @@ def test_unknown_attribute_is_an_attribute_error(tmp_path):
     out = run_fresh("import pyhooks\ntry:\n    pyhooks.estimatorz\n"
                     "except AttributeError as e:\n    print(e)", tmp_path)
     assert out.strip() == "module 'pyhooks' has no attribute 'estimatorz'"
+
+
+def test_early_stopping_names_from_pyhooks_and_pyhooks_hooks_without_tensorflow(tmp_path):
+    names = ["EarlyStoppingHook", "make_early_stopping_hook", "stop_if_higher_hook",
+             "stop_if_lower_hook", "stop_if_no_decrease_hook", "stop_if_no_increase_hook"]
+    code = ("import sys, pyhooks, pyhooks.hooks\n"
+            f"names = {names!r}\n"
+            "print(all(n in pyhooks.__all__ and n in pyhooks.hooks.__all__ for n in names))\n"
+            "print(all(getattr(pyhooks, n) is getattr(pyhooks.hooks, n) for n in names))\n"
+            "print(callable(pyhooks.hooks.read_eval_metrics), 'tensorflow' in sys.modules)\n")
+    assert run_fresh(code, tmp_path).split() == ["True", "True", "True", "False"]

@@ -235,3 +235,42 @@ def test_save_secs_uses_the_timer_clock(tmp_path):
     # primed after step 1 (t=6); due at t>=16, seen after step 3 (t=18): step 4 is traced
     # (t=24); due again at t>=34, seen after step 6: the next traced step would be 7
     assert timelines(tmp_path) == ["timeline-4.json"]
+
+
+def test_save_secs_traces_when_the_period_has_passed_at_the_step_start(tmp_path):
+    """The clock is read as a step starts (TensorFlow decides in before_run): a pause
+    between two runs makes the next one traced. Same schedule for TensorFlow's hook."""
+    import time
+    from unittest import mock
+
+    import tensorflow as tf
+
+    counts = {}
+    for name, make in (("pyhooks", ProfilerHook), ("tf", tf.compat.v1.train.ProfilerHook)):
+        out = tmp_path / name
+        ns = regression_graph()
+        with mock.patch.object(time, "time") as clock, ns.graph.as_default():
+            clock.return_value = 1000.0
+            hook = make(save_secs=2, output_dir=str(out))
+            counts[name] = []
+            with session([hook], runner=name) as sess:
+                for now in (1000.0, 1002.5, 1002.6, 1004.4, 1004.5):
+                    clock.return_value = now
+                    sess.run(ns.train_op)
+                    counts[name].append(len(timelines(out)) if out.exists() else 0)
+    assert counts["pyhooks"] == counts["tf"] == [0, 1, 1, 1, 2]
+
+
+def test_save_secs_steps_traced_hold_the_hook_spans(tmp_path):
+    from hooktest_util import FakeClock
+
+    ns = regression_graph()
+    hook = ProfilerHook(save_secs=2, output_dir=tmp_path)
+    clock = hook._timer.clock = FakeClock()
+    with ns.graph.as_default(), session([hook, Slow()]) as sess:
+        sess.run(ns.train_op)
+        clock.advance(3)
+        sess.run(ns.train_op)
+        sess.run(ns.train_op)
+    [name] = timelines(tmp_path)
+    assert {e["name"] for e in spans(load(tmp_path / name))} >= {"Slow.after_run"}

@@ -13,6 +13,7 @@ _MODULES = {
     "CheckpointSaverHook": "checkpoint_saver",
     "CheckpointSaverListener": "checkpoint_saver",
     "ConfigureGcsHook": "configure_gcs",
+    "EarlyStoppingHook": "early_stopping",
     "FeedFnHook": "feed_fn",
     "FinalOpsHook": "final_ops",
     "GlobalStepWaiterHook": "global_step_waiter",
@@ -26,6 +27,12 @@ _MODULES = {
     "StepCounterHook": "step_counter",
     "StopAtStepHook": "stop_at_step",
     "SummarySaverHook": "summary_saver",
+    "make_early_stopping_hook": "early_stopping",
+    "read_eval_metrics": "_eval_metrics",
+    "stop_if_higher_hook": "early_stopping",
+    "stop_if_lower_hook": "early_stopping",
+    "stop_if_no_decrease_hook": "early_stopping",
+    "stop_if_no_increase_hook": "early_stopping",
 }
 
 __all__ = sorted(_MODULES)

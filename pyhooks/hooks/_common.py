@@ -30,8 +30,8 @@ import numpy as np
 
 from pyhooks.errors import HookSetupError
 
-__all__ = ["backend_scope", "check_bool", "current_backend", "exact_step", "global_step_read",
-           "step_reader",
+__all__ = ["StepReader", "backend_scope", "check_bool", "current_backend", "exact_step",
+           "global_step_read", "step_reader",
            "read_values", "require_graph", "to_numpy"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
@@ -127,6 +127,27 @@ def step_reader(session, read):
         if call is not None:
             return lambda: int(call())
     return lambda: exact_step(session, read)
+
+
+class StepReader:
+    """:func:`step_reader` for whichever session a hook is given, made at its first read.
+
+    ``reader(session)`` is the global step now. Hooks call it with
+    ``run_context.session`` in ``after_run``: it works whether or not
+    ``after_create_session`` was called (frameworks that drive hooks
+    themselves, and TensorFlow's tests, call ``begin()`` then ``before_run`` /
+    ``after_run`` only), and a new session (recovery) gets a new callable.
+    """
+
+    __slots__ = ("_call", "_read", "_session")
+
+    def __init__(self, read):
+        self._read, self._session, self._call = read, None, None
+
+    def __call__(self, session):
+        if session is not self._session:
+            self._session, self._call = session, step_reader(session, self._read)
+        return self._call()
 
 
 def check_bool(name, value):

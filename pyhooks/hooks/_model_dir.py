@@ -28,10 +28,9 @@ import socket
 import tempfile
 import threading
 
+from pyhooks import _logging
 from pyhooks._secrets import running
 from pyhooks.errors import CheckpointError, DiskWriteError, ModelDirLockedError
-
-_log = logging.getLogger("pyhooks")
 
 __all__ = ["CheckpointError", "DiskWriteError", "ModelDirLockedError", "TrainingLock",
            "checkpoint_files_error", "disk_error", "latest_checkpoint", "recover_saver",
@@ -381,8 +380,8 @@ class TrainingLock:
             _HELD[key] = os.getpid()
             self._fd, self._key = fd, key
         if previous not in ("unknown", _holder()):
-            _log.info("Took over the training lock of %s: %s, which last held it, has ended.",
-                      _shown(self.model_dir), previous)
+            _logging.info("Took over the training lock of %s: %s, which last held it, has "
+                          "ended.", _shown(self.model_dir), previous)
         return self
 
     def _open(self):

@@ -8,6 +8,7 @@ import weakref
 
 import numpy as np
 
+from pyhooks import _logging
 from pyhooks.distribute import worker_path
 from pyhooks.errors import CheckpointError, NanLossDuringTrainingError
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
@@ -21,7 +22,6 @@ from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
 
-_log = logging.getLogger("pyhooks")
 
 
 class CheckpointSaverHook(SessionRunHook):
@@ -212,8 +212,9 @@ class CheckpointSaverHook(SessionRunHook):
 
     def _diverge(self, step):
         self._diverged_at = step
-        _log.warning("Saving no more checkpoints: the loss of step %d was not finite, so the "
-                     "weights may be spoiled; the latest checkpoint is the last good one.", step)
+        _logging.warning("Saving no more checkpoints: the loss of step %d was not finite, so "
+                         "the weights may be spoiled; the latest checkpoint is the last good "
+                         "one.", step)
 
     def end(self, session):
         try:
@@ -236,8 +237,8 @@ class CheckpointSaverHook(SessionRunHook):
                     and self._diverged_at is None):
                 step = int(session.run(self._global_step_tensor))
                 if step != self._timer.last_triggered_step():
-                    _log.log(self.save_log_level, "Saving a checkpoint after %s.",
-                             type(error).__name__)
+                    _logging.log(self.save_log_level, "Saving a checkpoint after %s.",
+                                 type(error).__name__)
                     self._save(session, step)
         finally:
             try:
@@ -264,8 +265,8 @@ class CheckpointSaverHook(SessionRunHook):
         try:
             for listener in self._active_listeners:
                 listener.before_save(session, step)
-            _log.log(self.save_log_level, "Saving checkpoints for %d into %s.", step,
-                     self._save_path)
+            _logging.log(self.save_log_level, "Saving checkpoints for %d into %s.", step,
+                         self._save_path)
             try:
                 save_checkpoint(self._get_saver(), session, self._save_path, step,
                                 self._save_graph_def)
@@ -283,6 +284,6 @@ class CheckpointSaverHook(SessionRunHook):
         stoppers = [listener for listener in self._active_listeners
                     if listener.after_save(session, step)]
         for listener in stoppers:
-            _log.info("A CheckpointSaverListener requested that training be stopped. "
-                      "listener: %s", listener)
+            _logging.info("A CheckpointSaverListener requested that training be stopped. "
+                          "listener: %s", listener)
         return bool(stoppers)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 
+from pyhooks import _logging
 from pyhooks.hook import SessionRunHook
 from pyhooks.hooks._common import read_values
 from pyhooks.hooks._lookup import check_fetches
 
 __all__ = ["FinalOpsHook"]
 
-_log = logging.getLogger("pyhooks")
 
 
 class FinalOpsHook(SessionRunHook):
@@ -62,16 +61,11 @@ class FinalOpsHook(SessionRunHook):
             else:  # eager/Keras sessions: variables and the last step's outputs, no new step
                 self._final_ops_values = read_values(session, self._final_ops)
         except (errors.OutOfRangeError, StopIteration) as error:
-            _log.warning(
-                "An OutOfRangeError or StopIteration exception is raised by the code in "
-                "FinalOpsHook (%s). This typically means the Ops running by the FinalOpsHook "
-                "have a dependency back to some input source, which should not happen. For "
-                "example, for metrics in tf.estimator.Estimator, all metrics functions return "
-                "two Ops: `value_op` and `update_op`. Estimator.evaluate calls the `update_op` "
-                "for each batch of the data in input source and, once it is exhausted, it call "
-                "the `value_op` to get the metric values. The `value_op` here should have "
-                "dependency back to variables reading only, rather than reading another batch "
-                "from input. Otherwise, the `value_op`, executed by `FinalOpsHook`, triggers "
-                "another data reading, which ends OutOfRangeError/StopIteration. Please fix "
-                "that.", type(error).__name__)
+            _logging.warning(
+                "FinalOpsHook: evaluating `final_ops` in end() raised %s: the input is "
+                "exhausted. The final ops most likely have a dependency back to some input "
+                "source (an iterator, a queue, a tf.data pipeline), so reading them asks for "
+                "one more batch. Final ops should only read state: for a metric, pass its "
+                "value tensor (which reads the metric's variables), not its update op nor "
+                "anything computed from a batch.", type(error).__name__)
             raise

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import time
 
+from pyhooks import _logging
 from pyhooks.errors import GlobalStepWaitTimeout
 from pyhooks.hook import SessionRunHook
 from pyhooks.hooks._common import global_step_read
@@ -12,7 +12,6 @@ from pyhooks.timer import check_positive
 
 __all__ = ["GlobalStepWaitTimeout", "GlobalStepWaiterHook"]
 
-_log = logging.getLogger("pyhooks")
 
 
 class GlobalStepWaiterHook(SessionRunHook):
@@ -59,7 +58,7 @@ class GlobalStepWaiterHook(SessionRunHook):
         if target <= 0:
             self._worker_is_started = True
             return None
-        _log.info("Waiting for global step %d before starting training.", target)
+        _logging.info("Waiting for global step %d before starting training.", target)
         start = self.clock()
         delay = self.initial_delay
         last_logged_step = 0
@@ -76,8 +75,8 @@ class GlobalStepWaiterHook(SessionRunHook):
                     f"timeout_secs="
                     f"{self._timeout_secs:g}).", wait_until_step=target, step=step)
             if step - last_logged_step > 1000:
-                _log.info("Waiting for global step %d before starting training. "
-                          "Current step is %d.", target, step)
+                _logging.info("Waiting for global step %d before starting training. "
+                              "Current step is %d.", target, step)
                 last_logged_step = step
             self.sleep(delay)
             delay = min(delay * 2, self.max_delay)

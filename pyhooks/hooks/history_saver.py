@@ -10,7 +10,7 @@ import numpy as np
 
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import exact_step, global_step_read, step_reader, to_numpy
+from pyhooks.hooks._common import StepReader, exact_step, global_step_read, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.hooks._model_dir import disk_error
@@ -95,21 +95,23 @@ class HistorySaverHook(SessionRunHook):
                  for k, v in self._metrics.items()]
         step = self._step_tensor
         self._args = SessionRunArgs((step, loss, *extra))  # a tuple: cannot change
+        self._read_step = StepReader(step)
         self._last = None
         self._recorded_step = -1
 
     def after_create_session(self, session, coord):
-        self._read_step = step_reader(session, self._step_tensor)
-        self._due = self._read_step() + self._every_n_step
+        self._due = self._read_step(session) + self._every_n_step
 
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
         self._last = results = run_values.results
+        if self._due is None:  # driven without after_create_session: counted from this run
+            self._due = int(results[0]) + self._every_n_step
         # the fetched read + 1 is at most the step reached: confirm it when a row may be due
         if int(results[0]) + 1 >= self._due:
-            step = self._read_step()
+            step = self._read_step(run_context.session)
             if step >= self._due and step > self._recorded_step:
                 self._due = step + self._every_n_step
                 self._record(results, step)

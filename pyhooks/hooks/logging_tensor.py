@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import inspect
-import logging
 
 import numpy as np
 
-from pyhooks._logging import ensure_visible_logging
+from pyhooks import _logging
 from pyhooks.errors import HookSetupError
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, read_values
@@ -15,7 +14,6 @@ from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer, check_positive
 
 __all__ = ["LoggingTensorHook"]
 
-_log = logging.getLogger("pyhooks")
 
 
 def _takes_elapsed(formatter):
@@ -129,7 +127,7 @@ class LoggingTensorHook(SessionRunHook):
     def begin(self):
         import tensorflow as tf
 
-        ensure_visible_logging()
+        _logging.ensure_visible_logging()
         self._timer.reset()
         self._iter_count = 0
         backend = current_backend()
@@ -165,10 +163,10 @@ class LoggingTensorHook(SessionRunHook):
         with np.printoptions(suppress=True):
             if self._formatter is not None:
                 args = (values, elapsed_secs) if self._formatter_takes_elapsed else (values,)
-                _log.info("%s", self._formatter(*args))
+                _logging.info(self._formatter(*args))  # as TensorFlow: the text itself
                 return
             line = ", ".join(f"{tag} = {values[tag]}" for tag in self._tag_order)
         if elapsed_secs is not None:
-            _log.info("%s (%.3f sec)", line, elapsed_secs)
+            _logging.info("%s (%.3f sec)", line, elapsed_secs)
         else:
-            _log.info("%s", line)
+            _logging.info("%s", line)

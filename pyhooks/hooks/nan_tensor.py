@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import warnings
 from math import isfinite
 
 import numpy as np
 
+from pyhooks import _logging
 from pyhooks.errors import NanLossDuringTrainingError, NanLossWarning
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import (check_bool, global_step_read,
@@ -16,7 +16,6 @@ from pyhooks.hooks._lookup import graph_element
 
 __all__ = ["NanLossWarning", "NanTensorHook"]
 
-_log = logging.getLogger("pyhooks")
 _SCALARS = frozenset({float, np.float32, np.float64, np.float16})
 
 
@@ -83,8 +82,8 @@ class NanTensorHook(SessionRunHook):
             step = int(run_context.session.run(self._global_step_tensor))
         message = f"Model diverged with loss = {value} at step {step}."
         if self._fail_on_nan_loss:
-            _log.error("%s", message)
+            _logging.error("%s", message)
             raise NanLossDuringTrainingError(message, step=step, value=value)
-        _log.warning("%s Stopping training.", message)
+        _logging.warning("%s Stopping training.", message)
         warnings.warn(f"{message} Stopping training.", NanLossWarning, stacklevel=2)
         run_context.request_stop()

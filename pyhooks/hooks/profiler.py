@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
 
+from pyhooks import _logging
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read, require_graph
@@ -14,7 +14,6 @@ from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["ProfilerHook"]
 
-_log = logging.getLogger("pyhooks")
 _INSTEAD = ("in model.fit Keras runs the batches; profile them with "
             "keras.callbacks.TensorBoard(profile_batch=...).")
 
@@ -57,8 +56,6 @@ class ProfilerHook(SessionRunHook):
         >>> # ... train with hooks; then open /tmp/prof/timeline-101.json ...
     """
 
-    pyhooks_span_sink = None  # a list on the steps whose hook calls the runner should time
-
     def __init__(self, save_steps=None, save_secs=None, output_dir="", show_dataflow=True,
                  show_memory=False):
         if (save_steps is None) == (save_secs is None):
@@ -73,6 +70,25 @@ class ProfilerHook(SessionRunHook):
         self._show_memory = check_bool("show_memory", show_memory)
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._pending = None
+        self._next_step = self._decided = self._spans = None
+
+    @property
+    def pyhooks_span_sink(self):
+        """A list on the steps this hook traces (pyhooks' runner times their hook calls).
+
+        The runner reads it as a step starts, before any ``before_run``: whether
+        the step is traced is decided then, with the clock of that moment, as
+        TensorFlow's hook decides in its ``before_run``.
+        """
+        return self._spans if self._decide() else None
+
+    def _decide(self):
+        """Whether the coming step is traced (decided once per step; never the first)."""
+        if self._decided is None:
+            self._decided = (self._next_step is not None and
+                             self._timer.should_trigger_for_step(self._next_step))
+            self._spans = [] if self._decided else None
+        return self._decided
 
     def begin(self):
         from tensorflow.core.protobuf import config_pb2
@@ -89,25 +105,24 @@ class ProfilerHook(SessionRunHook):
         trace = config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE)
         self._plain_args = SessionRunArgs(self._step_tensor)
         self._trace_args = SessionRunArgs(self._step_tensor, options=trace)
-        self._next_step = None
-        self._tracing = False
-        self.pyhooks_span_sink = None
+        self._next_step = self._decided = self._spans = None
 
     def before_run(self, run_context):
         if self._pending is not None:
             self._write()
+        tracing = self._decide()
         if self._eager:
-            if self._tracing:
+            if tracing:
                 self._start_profiler(self._next_step)
             return self._plain_args
-        return self._trace_args if self._tracing else self._plain_args
+        return self._trace_args if tracing else self._plain_args
 
     def after_run(self, run_context, run_values):
         stale_step = int(run_values.results)
         if self._next_step is None:  # first step: the timer starts counting here
             self._timer.update_last_triggered_step(stale_step)
         step = stale_step + 1
-        if self._tracing:
+        if self._decided:
             step = int(run_context.session.run(self._step_tensor))
             self._timer.update_last_triggered_step(step)
             if self._eager:
@@ -118,11 +133,10 @@ class ProfilerHook(SessionRunHook):
                 stats.CopyFrom(run_values.run_metadata.step_stats)
                 self._write_run_metadata(run_values.run_metadata, step)
             offset = time.time() - time.perf_counter()  # perf_counter -> epoch, as TF's ts
-            self._pending = (step, stats, self.pyhooks_span_sink, offset)
+            self._pending = (step, stats, self._spans, offset)
             self._write(keep=True)  # now, as TensorFlow; again with the rest of the spans
         self._next_step = step + 1
-        self._tracing = self._timer.should_trigger_for_step(self._next_step)
-        self.pyhooks_span_sink = [] if self._tracing else None
+        self._decided = self._spans = None  # the next step decides for itself
 
     def end(self, session):
         self._stop_profiler()
@@ -138,8 +152,8 @@ class ProfilerHook(SessionRunHook):
         try:  # a run of its own per step: TensorFlow names runs by the second
             tf.profiler.experimental.start(os.path.join(self._output_dir, f"profile-{step}"))
         except (tf.errors.AlreadyExistsError, tf.errors.UnavailableError) as error:
-            _log.warning("ProfilerHook: TensorFlow's profiler is busy (%s); this step's "
-                         "timeline holds the hook calls only.", error.message)
+            _logging.warning("ProfilerHook: TensorFlow's profiler is busy (%s); this step's "
+                             "timeline holds the hook calls only.", error.message)
         else:
             self._profiling = True
 
@@ -183,7 +197,7 @@ class ProfilerHook(SessionRunHook):
                           for hook, method, start, end in spans)
         path = os.path.join(self._output_dir, f"timeline-{step}.json")
         if keep:
-            _log.info("Saving timeline for %d into '%s'.", step, path)
+            _logging.info("Saving timeline for %d into '%s'.", step, path)
         if self._output_dir:
             tf.io.gfile.makedirs(self._output_dir)
         with tf.io.gfile.GFile(path, "w") as f:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import logging
 import math
 
+from pyhooks import _logging
 from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import current_backend, global_step_read, step_reader
+from pyhooks.hooks._common import StepReader, current_backend, global_step_read
 from pyhooks.hooks._lookup import check_has
 from pyhooks.hooks._output import check_output_dir
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["StepCounterHook"]
 
-_log = logging.getLogger("pyhooks")
 
 
 class StepCounterHook(SessionRunHook):
@@ -81,9 +80,7 @@ class StepCounterHook(SessionRunHook):
         self._due = -math.inf
         self._last_global_step = None
         self._args = SessionRunArgs(self._global_step_tensor)
-
-    def after_create_session(self, session, coord):
-        self._read_step = step_reader(session, self._global_step_tensor)
+        self._read_step = StepReader(self._global_step_tensor)
 
     def before_run(self, run_context):
         return self._args
@@ -92,16 +89,16 @@ class StepCounterHook(SessionRunHook):
         stale = run_values.results
         upper = int(stale) + 1  # the step reached; one more if the read raced the train op
         if upper > self._due and self._timer.should_trigger_for_step(upper):
-            step = self._read_step()
+            step = self._read_step(run_context.session)
             if self._timer.should_trigger_for_step(step):
                 self._count(step)
         if stale == self._last_global_step and self._warned < 5:
             self._warned += 1
-            _log.warning("It seems that global step (tf.train.get_global_step) has not been "
-                         "increased. Current value (could be stable): %s vs previous value: %s. "
-                         "You could increase the global step by passing "
-                         "tf.train.get_global_step() to Optimizer.apply_gradients or "
-                         "Optimizer.minimize.", stale, self._last_global_step)
+            _logging.warning(
+                "StepCounterHook: the global step has not been increased by this run (%s, as "
+                "in the run before), so no rate can be measured. Give the global step to the "
+                "optimizer (`minimize(..., global_step=...)`) or increment it in the train op.",
+                stale, first_n=5)
         self._last_global_step = stale
 
     def _count(self, step):
@@ -122,7 +119,7 @@ class StepCounterHook(SessionRunHook):
             summary = Summary(value=[Summary.Value(tag=self._summary_tag,
                                                    simple_value=steps_per_sec)])
             self._writer.add_summary(summary, step)
-        _log.info("%s: %g", self._summary_tag, steps_per_sec)
+        _logging.info("%s: %g", self._summary_tag, steps_per_sec)
 
     def end(self, session):
         if self._writer is not None:

@@ -68,6 +68,8 @@ class StopAtStepHook(SessionRunHook):
         return self._args
 
     def after_run(self, run_context, run_values):
+        if self._last_step is None:  # driven without after_create_session: from this run
+            self._last_step = int(run_values.results) + self._num_steps
         if int(run_values.results) + 1 >= self._last_step:
             # value + 1 can overshoot by one when the train op's increment does not
             # wait for the read (``optimizer.minimize(global_step=...)``): confirm it

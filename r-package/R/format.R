@@ -31,7 +31,7 @@ format.pyhooks.hook.SessionRunHook <- function(x, ...) {
     return(sprintf("<session_run_hook: %s>", paste(methods, collapse = ", ")))
   }
   python_class <- class(x)[[1L]]
-  name <- hook_function_name(sub(".*\\.", "", python_class))
+  name <- attr(x, "pyhooks_function") %||% hook_function_name(sub(".*\\.", "", python_class))
   format_call(name, attr(x, "pyhooks_args"))
 }
 

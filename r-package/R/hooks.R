@@ -360,6 +360,119 @@ hook_feed_fn <- function(feed_fn) {
   py_construct("FeedFnHook", list(feed_fn = feed_fn))
 }
 
+#' Stop training when the evaluations say so (early stopping)
+#'
+#' Early stopping as `tf.estimator`'s hooks of the same names: while
+#' [train_and_evaluate()] trains, the hook reads the evaluations it writes
+#' to `model_dir/eval` (see [evaluate()]) every `run_every_secs` seconds or
+#' every `run_every_steps` steps, and stops training once its rule holds;
+#' the final checkpoint is then evaluated as usual.
+#'
+#' * `hook_stop_if_no_decrease()`: `metric_name` has not decreased (below its
+#'   lowest value so far) for `max_steps_without_decrease` steps, counted
+#'   from the step of the best evaluation to a later one;
+#' * `hook_stop_if_no_increase()`: likewise, not increased;
+#' * `hook_stop_if_lower()`: an evaluation's `metric_name` is lower than
+#'   `threshold`;
+#' * `hook_stop_if_higher()`: it is higher than `threshold`.
+#'
+#' Evaluations at steps before `min_steps` are not looked at. Under a
+#' multi-worker `train_distribute` strategy (see [run_config()]) the chief
+#' decides and every worker stops after the same step. The reasons for a
+#' stop are logged (`INFO:pyhooks:` lines).
+#'
+#' @param estimator The estimator being trained.
+#' @param metric_name The metric to watch, a name among those [evaluate()]
+#'   returns (`"loss"`, `"average_loss"`, `"accuracy"`, ...).
+#' @param max_steps_without_decrease,max_steps_without_increase The most
+#'   training steps allowed without an improvement.
+#' @param threshold The value to go below (`hook_stop_if_lower()`) or above.
+#' @param eval_dir The directory of the evaluations, or `NULL` for
+#'   `model_dir/eval` (give `file.path(model_dir, "eval_<name>")` for an
+#'   [eval_spec()] with a `name`).
+#' @param min_steps Evaluations at global steps below this are not looked at.
+#' @param run_every_secs,run_every_steps Read the evaluations every this many
+#'   seconds, or steps (one of the two; giving `run_every_steps` alone reads
+#'   by steps).
+#' @returns A hook (a Python `EarlyStoppingHook`) for the `hooks` of
+#'   [train_spec()] (or [train()]).
+#' @family hooks
+#' @seealso [train_and_evaluate()], [evaluate()]
+#' @export
+#' @examples
+#' \dontrun{
+#' model <- linear_regressor(feature_columns(column_numeric("drat")),
+#'                           config = run_config(save_checkpoints_steps = 10))
+#' stop <- hook_stop_if_no_decrease(model, "average_loss", 100, run_every_steps = 10)
+#' history <- train_and_evaluate(model,
+#'   train_spec(input_fn(mtcars, mpg ~ drat, epochs = NULL), max_steps = 5000,
+#'              hooks = list(stop)),
+#'   eval_spec(input_fn(mtcars, mpg ~ drat), throttle_secs = 0))
+#' }
+hook_stop_if_no_decrease <- function(estimator, metric_name, max_steps_without_decrease,
+                                     eval_dir = NULL, min_steps = 0L, run_every_secs = 60,
+                                     run_every_steps = NULL) {
+  rlang::check_required(max_steps_without_decrease)
+  early_stopping_hook("stop_if_no_decrease_hook", estimator, metric_name,
+                      list(max_steps_without_decrease = as_py_int(max_steps_without_decrease)),
+                      eval_dir, min_steps, if (missing(run_every_secs)) NA else run_every_secs,
+                      run_every_steps)
+}
+
+#' @rdname hook_stop_if_no_decrease
+#' @export
+hook_stop_if_no_increase <- function(estimator, metric_name, max_steps_without_increase,
+                                     eval_dir = NULL, min_steps = 0L, run_every_secs = 60,
+                                     run_every_steps = NULL) {
+  rlang::check_required(max_steps_without_increase)
+  early_stopping_hook("stop_if_no_increase_hook", estimator, metric_name,
+                      list(max_steps_without_increase = as_py_int(max_steps_without_increase)),
+                      eval_dir, min_steps, if (missing(run_every_secs)) NA else run_every_secs,
+                      run_every_steps)
+}
+
+#' @rdname hook_stop_if_no_decrease
+#' @export
+hook_stop_if_lower <- function(estimator, metric_name, threshold, eval_dir = NULL,
+                               min_steps = 0L, run_every_secs = 60, run_every_steps = NULL) {
+  rlang::check_required(threshold)
+  early_stopping_hook("stop_if_lower_hook", estimator, metric_name,
+                      list(threshold = threshold), eval_dir, min_steps,
+                      if (missing(run_every_secs)) NA else run_every_secs, run_every_steps)
+}
+
+#' @rdname hook_stop_if_no_decrease
+#' @export
+hook_stop_if_higher <- function(estimator, metric_name, threshold, eval_dir = NULL,
+                                min_steps = 0L, run_every_secs = 60, run_every_steps = NULL) {
+  rlang::check_required(threshold)
+  early_stopping_hook("stop_if_higher_hook", estimator, metric_name,
+                      list(threshold = threshold), eval_dir, min_steps,
+                      if (missing(run_every_secs)) NA else run_every_secs, run_every_steps)
+}
+
+# `run_every_secs` is NA when the caller left it out: its default (60) unless
+# `run_every_steps` was given, which then decides alone.
+early_stopping_hook <- function(name, estimator, metric_name, args, eval_dir, min_steps,
+                                run_every_secs, run_every_steps, call = rlang::caller_env()) {
+  rlang::check_required(estimator, call = call)
+  rlang::check_required(metric_name, call = call)
+  if (!inherits(estimator, "pyhooks_estimator")) {
+    cli::cli_abort("{.arg estimator} must be an estimator, not {.obj_type_friendly {estimator}}.",
+                   class = "pyhooks_error_argument", call = call)
+  }
+  if (identical(run_every_secs, NA)) run_every_secs <- if (is.null(run_every_steps)) 60 else NULL
+  hook <- py_construct(name, c(list(estimator = estimator, metric_name = metric_name), args, list(
+    eval_dir = path_arg(eval_dir),
+    min_steps = as_py_int(min_steps),
+    run_every_secs = run_every_secs,
+    run_every_steps = as_py_int(run_every_steps)
+  )), call = call)
+  # printed as the R function that made it: stop_if_no_decrease_hook -> hook_stop_if_no_decrease
+  attr(hook, "pyhooks_function") <- paste0("hook_", sub("_hook$", "", name))
+  hook
+}
+
 r_formatter <- function(formatter) {
   if (!is.function(formatter)) return(formatter)
   with_elapsed <- length(formals(formatter)) >= 2L || "..." %in% names(formals(formatter))

@@ -289,3 +289,78 @@ test_that("errors say named list where Python says dict", {
   expect_match(conditionMessage(err), "`tensors` must be a named list, a list or a tensor")
   expect_no_match(conditionMessage(err), "\\bdict\\b")
 })
+
+# --------------------------------------------------------------------------- early stopping
+early_stopped <- function(hook_of, max_steps = 300) {
+  model <- linear_regressor(mtcars_columns(), config = run_config(save_checkpoints_steps = 10))
+  messages <- character()
+  history <- withCallingHandlers(
+    train_and_evaluate(
+      model,
+      train_spec(mtcars_input(num_epochs = NULL), max_steps = max_steps,
+                 hooks = list(hook_of(model), hook_progress_bar(writer = function(text) NULL))),
+      eval_spec(mtcars_input(), steps = NULL, start_delay_secs = 0, throttle_secs = 0)
+    ),
+    message = function(m) {
+      messages <<- c(messages, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    }
+  )
+  list(history = history, messages = messages,
+       events = event_values(file.path(model_dir(model), "eval")))
+}
+
+test_that("hook_stop_if_lower() ends train_and_evaluate() once an evaluation is low enough", {
+  skip_if_no_pyhooks()
+  run <- early_stopped(function(model) {
+    hook_stop_if_lower(model, "average_loss", 100, run_every_steps = 5)
+  })
+  losses <- run$events[run$events$tag == "average_loss", ]
+  crossed <- min(losses$step[losses$value < 100])
+  stopped <- max(run$history$steps)
+  expect_gt(stopped, crossed)
+  expect_lte(stopped, crossed + 5) # the next check after that evaluation
+  expect_lt(stopped, 300)
+  expect_equal(max(losses$step), stopped) # the final checkpoint evaluated, as usual
+  # the reason reaches R once, as an INFO line
+  expect_length(grep("Requesting early stopping", run$messages, fixed = TRUE), 1L)
+  expect_length(grep("^INFO:pyhooks:Early stopping: at step [0-9]+, average_loss", run$messages), 1L)
+})
+
+test_that("hook_stop_if_no_decrease() and its kin stop as their rules say", {
+  skip_if_no_pyhooks()
+  # a loss that keeps falling: no stop after 200 steps without a decrease
+  kept_on <- early_stopped(function(model) {
+    hook_stop_if_no_decrease(model, "average_loss", 200, run_every_steps = 5)
+  }, max_steps = 60)
+  expect_identical(max(kept_on$history$steps), 60L)
+  # 0 steps without a decrease allowed: the first evaluation stops it
+  at_once <- early_stopped(function(model) {
+    hook_stop_if_no_increase(model, "average_loss", 0, run_every_steps = 1)
+  })
+  expect_lte(max(at_once$history$steps), 11L)
+  higher <- early_stopped(function(model) {
+    hook_stop_if_higher(model, "label/mean", 0, run_every_steps = 1)
+  })
+  expect_lte(max(higher$history$steps), 11L)
+})
+
+test_that("the early-stopping hooks check their arguments in R words", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  expect_error(hook_stop_if_lower(mtcars, "loss", 1), "`estimator` must be an estimator",
+               class = "pyhooks_error_argument")
+  expect_error(hook_stop_if_no_decrease(model, "loss"), "max_steps_without_decrease")
+  expect_error(hook_stop_if_no_decrease(model, "loss", 2.5), "whole number",
+               class = "pyhooks_error_argument")
+  expect_error(hook_stop_if_lower(model, "loss", 1, run_every_secs = 60, run_every_steps = 10),
+               "Exactly one of `run_every_secs` and `run_every_steps`")
+  expect_error(hook_stop_if_higher(model, "", 1), "`metric_name` must be")
+  expect_error(hook_stop_if_higher(model, "loss", "a"), "`threshold` must be a number")
+  expect_error(hook_stop_if_higher(model, "loss", NA), "`threshold` must not be `NA`")
+  # by steps when only run_every_steps is given; every 60 seconds by default
+  expect_s3_class(hook_stop_if_lower(model, "loss", 1, run_every_steps = 10),
+                  "pyhooks.hooks.early_stopping.EarlyStoppingHook")
+  expect_match(format(hook_stop_if_no_increase(model, "accuracy", 100)),
+               "^<hook_stop_if_no_increase: estimator = .*, metric_name = \"accuracy\"")
+})

@@ -42,6 +42,10 @@ expectations <- list(
     "dnn/logits/bias",
     "event files: [1-9][0-9]* while training, [1-9][0-9]* after evaluate\\(\\)",
     "tensorboard --logdir",
+    "\\$global_step\n[#> ]*\\[1\\] 4\n",
+    "\"saved_model.pb\" +\"variables\"",
+    "setosa +versicolor +virginica",
+    "tf.contrib.learn is gone",
     "went with `tf.estimator`"
   )
 )

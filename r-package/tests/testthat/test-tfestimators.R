@@ -322,6 +322,70 @@ test_that("a custom input function (returning tensors) is refused with what to u
                "give their data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
 })
 
+test_that("an input function of one argument is called with the estimator, as tfestimators did", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  given <- list()
+  # tfestimators' TensorFlow Layers article: function(features_as_named_list) numpy_input_fn(...)
+  cars_input_fn <- function(features_as_named_list) {
+    given[[length(given) + 1L]] <<- features_as_named_list
+    numpy_input_fn(x = list(drat = mtcars$drat), y = mtcars$mpg, batch_size = 8L,
+                   shuffle = FALSE)
+  }
+  history <- quiet_train(model, cars_input_fn, steps = 3)
+  expect_identical(history$steps[[nrow(history)]], 3L)
+  expect_identical(evaluate(model, cars_input_fn)$global_step, 3L)
+  expect_length(predict(model, cars_input_fn), 32L)
+  expect_length(given, 3L)
+  expect_true(all(vapply(given, identical, logical(1), model)))
+  # a function of one argument that returns no input
+  expect_error(train(model, function(estimator) mtcars, steps = 1),
+               "must return an input made by `input_fn\\(\\)` or `numpy_input_fn\\(\\)`.*not a data frame")
+  expect_error(train(model, function(a, b) NULL, steps = 1), "must be made by `input_fn\\(\\)`")
+})
+
+test_that("train(steps = 1) records its one step: the two values tfestimators' long history held", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  history <- quiet_train(model, mtcars_input(), steps = 1)  # the default history saver
+  # tfestimators' as.data.frame() was long (one row per metric and step): 2 rows for this step;
+  # pyhooks' history is one row per step with both losses
+  expect_identical(nrow(history), 1L)
+  expect_identical(history$steps, 1L)
+  expect_equal(history$total_losses, 8 * history$mean_losses, tolerance = 1e-6)
+  long <- pyhooks:::history_long(as.data.frame(history))
+  expect_identical(dim(long[, c("steps", "metric", "value")]), c(2L, 3L))
+  # a longer call: every 10th step and the last, from the first row on
+  expect_identical(quiet_train(model, mtcars_input(num_epochs = NULL), steps = 25)$steps,
+                   c(11L, 21L, 26L))
+})
+
+# Where the default progress bar writes. R's progress bars (the progress package
+# tfestimators used, cli) write to stderr, so that capture.output() holds only
+# what a user's code printed; issue 28 moves pyhooks' bar there.
+progress_on_stderr <- function() {
+  model <- linear_regressor(mtcars_columns())
+  input <- mtcars_input()
+  stderr_text <- character()
+  stdout_text <- utils::capture.output(
+    stderr_text <- utils::capture.output(train(model, input, steps = 1), type = "message")
+  )
+  !any(grepl("Training", stdout_text)) && any(grepl("Training", stderr_text))
+}
+
+test_that("capture.output(train()) holds only what a custom hook printed", {
+  skip_if_no_pyhooks()
+  skip_if_not(progress_on_stderr(),
+              "the progress bar still writes to stdout here (issue 28 moves it to stderr)")
+  said <- "Running custom session run hook at the end of a session"
+  custom_hook <- session_run_hook(end = function(session) cat(said))
+  output <- utils::capture.output(
+    linear_regressor(mtcars_columns()) %>%
+      train(input_fn = mtcars_input(), steps = 10, hooks = custom_hook)
+  )
+  expect_identical(output, said)
+})
+
 test_that("shape() and import() as the tensorflow package gave them to tfestimators' scripts", {
   skip_if_no_pyhooks()
   expect_identical(reticulate::py_str(shape(784L)), "(784,)")

@@ -1,7 +1,6 @@
 # Runs the R code of tfestimators' own documentation under library(pyhooks) and prints
-# one table: per snippet, whether it runs as written, runs once a download is replaced by
-# local data of the same columns, runs after another change a user would accept, or
-# cannot run (and why).
+# one table: per snippet, whether it runs as written, runs after a change a user would
+# accept, or cannot run (and why), and the counts W / C / X.
 #
 #   Rscript bench/probe_tfestimators_docs.R <tfestimators checkout or git dir> [--timeout 120]
 #       [--logs DIR] [--only ARTICLE]
@@ -10,6 +9,8 @@
 #   R_LIBS=$PWD/.venv/R-library RETICULATE_PYTHON=$PWD/.venv/bin/python \
 #   PYHOOKS_PYTHON=$PWD/.venv/bin/python LANG=C.UTF-8 \
 #   Rscript bench/probe_tfestimators_docs.R /work/.mirror/rstudio+tfestimators/repo
+# (Without RETICULATE_PYTHON / PYHOOKS_PYTHON, as a user's Rscript runs, issue 28's choice of
+# Python shows in the scripts that call estimator() first.)
 #
 # Not part of `make test` or `make bench`: it needs a copy of github.com/rstudio/tfestimators
 # (a checkout, or a bare git directory of it), which CI does not have. Nothing of tfestimators
@@ -27,39 +28,39 @@
 # first (the articles assume their package is loaded), and `library(tfestimators)` /
 # `library(tensorflow)` in the code become `library(pyhooks)`.
 #
-# Two runs per article: "as written", then, when something failed, with the substitutions
-# below. A snippet that fails as written and runs in the second run is counted "data
-# substituted" when only DATA entries were applied (to it or to the chunks before it), else
-# "changed" (CHANGES). A snippet that fails in both runs is a "fragment" when every one of its
-# lines is part of a longer chunk of the same article that runs (the articles show a model_fn
-# piece by piece, then whole); the rest "cannot run", and REASONS names why.
+# This machine has no network: the documentation's downloads (read.csv() and download.file()
+# of a URL) and the data package nycflights13 (not in Debian) are served by local stand-ins of
+# the same columns and format (LOCAL_DATA, the .probe_* functions in child_helpers), in every
+# run, without editing the code; a snippet that used one is "as written, local data".
+#
+# Two runs per article: "as written", then, when something failed, with the CHANGES below. A
+# snippet that fails as written and runs in the second run is "changed". A snippet that fails
+# in both runs is a "fragment" when every one of its lines is part of a longer chunk of the
+# same article that runs (the articles show a model_fn piece by piece, then whole); the rest
+# "cannot run", and REASONS names why. Counts: W = as written (with or without local data),
+# C = changed, X = fragments and cannot run.
 
-SUBSTITUTIONS <- list(
-  # DATA: downloads (no network here) and data packages Debian does not carry, replaced by
-  # local synthetic data of the same columns (see the .probe_* functions in child_helpers).
-  list(kind = "data", what = "read.csv() of a URL -> local synthetic frame, same columns",
-       pattern = "read\\.csv\\((?=\\s*\"https?://)", replacement = ".probe_read_csv("),
-  list(kind = "data", what = "download.file() -> local synthetic MNIST IDX file, same format",
-       pattern = "download\\.file\\(", replacement = ".probe_download_file("),
-  list(kind = "data", what = "tf$contrib$learn$datasets$load_dataset(\"mnist\") -> synthetic MNIST",
-       pattern = "tf\\$contrib\\$learn\\$datasets\\$load_dataset\\(\"mnist\"\\)",
-       replacement = ".probe_mnist_arrays()"),
-  list(kind = "data", what = "library(nycflights13) (not in Debian) -> a synthetic `flights`, same columns",
-       pattern = "library\\(nycflights13\\)", replacement = ".probe_flights()")
+# The local stand-ins of downloads (masking read.csv(), download.file() and library() in the
+# child's global environment), listed in the output.
+LOCAL_DATA <- c(
+  "read.csv() of a URL: a local synthetic frame of the same columns (abalone, census)",
+  "download.file() of MNIST: a local synthetic IDX file of the same format (6,000 + 1,000 images)",
+  "library(nycflights13) (not in Debian): a synthetic `flights` of the same columns"
 )
 
 # CHANGES: other edits a user would accept, for one article ("group": the article's or the
 # script's name). `before` adds code in front of chunk `chunk` (definitions the article takes
 # for granted); `pattern` / `replacement` edit the code.
 CHANGES <- list(
-  list(group = "estimator_basics", what = "column_indicator() of a categorical column, not of the bare name \"am\"",
+  list(group = "estimator_basics",
+       what = "column_indicator() of a categorical column, not of the bare name \"am\" (which values it one-hots is not known when the column is made; TensorFlow >= 1.14 refuses it too)",
        pattern = "column_indicator\\(\"am\"\\)",
        replacement = "column_indicator(column_categorical_with_identity(\"am\", num_buckets = 2))"),
-  list(group = "input_functions", chunk = 1, what = "define the `model` the article assumes (a linear_regressor of drat and cyl)",
+  list(group = "input_functions", chunk = 1, what = "define the `model` the article assumes (a linear_regressor of drat and cyl; fails under tfestimators too)",
        before = "model <- linear_regressor(feature_columns(column_numeric(\"drat\", \"cyl\")))"),
-  list(group = "input_functions", chunk = 4, what = "define the train_data / test_data split the article assumes",
+  list(group = "input_functions", chunk = 4, what = "define the train_data / test_data split the article assumes (fails under tfestimators too)",
        before = "train_data <- mtcars[1:24, ]; test_data <- mtcars[25:32, ]"),
-  list(group = "tensorboard", chunk = 1, what = "define the model_fn and input the article assumes",
+  list(group = "tensorboard", chunk = 1, what = "define the model_fn and input the article assumes (fails under tfestimators too)",
        before = paste(
          "input <- input_fn(mtcars, features = c(\"drat\", \"cyl\"), response = \"mpg\")",
          "model_fn <- function(features, labels, mode, params, config) {",
@@ -70,37 +71,40 @@ CHANGES <- list(
          "  estimator_spec(mode, loss = loss, train_op = step)",
          "}", sep = "\n")),
   list(group = c("tensorflow_layers", "examples/tensorflow_layers"),
-       what = "the data kept as R matrices (no np$asmatrix()/np$asarray()): Debian's reticulate 1.28 cannot hand R arrays to NumPy 2",
+       what = "tf$contrib$learn$datasets$load_dataset(\"mnist\") (gone with TensorFlow 2; it downloaded MNIST) -> local synthetic MNIST arrays",
+       pattern = "tf\\$contrib\\$learn\\$datasets\\$load_dataset\\(\"mnist\"\\)",
+       replacement = ".probe_mnist_arrays()"),
+  list(group = c("tensorflow_layers", "examples/tensorflow_layers"),
+       what = "issue 28: the data kept as R matrices (no np$asmatrix()/np$asarray()): Debian's reticulate 1.28 cannot hand R arrays to NumPy 2",
        pattern = "np\\$as(matrix|array)\\(([^,()]+), dtype = np\\$(float|int)32\\)",
        replacement = "\\2"),
-  list(group = "examples/iris_custom_decay_dnn",
-       what = "tf$contrib$layers (gone with TensorFlow 2) -> tf$layers$dense() and tf$layers$dropout(), as pyhooks' error says",
-       pattern = "tf\\$contrib\\$layers\\$stack\\((?:.|\\n)*?fully_connected\\(3L, activation_fn = NULL\\)",
-       replacement = paste(
-         "tf$layers$dense(10L, activation = tf$nn$relu) %>% tf$layers$dropout(0.1, training = mode == \"train\") %>%",
-         "tf$layers$dense(20L, activation = tf$nn$relu) %>% tf$layers$dropout(0.1, training = mode == \"train\") %>%",
-         "tf$layers$dense(10L, activation = tf$nn$relu) %>% tf$layers$dropout(0.1, training = mode == \"train\") %>%",
-         "tf$layers$dense(3L)", sep = "\n")),
-  list(group = "tensorflow_layers", what = "tf$estimator$inputs$numpy_input_fn() (gone with tf.estimator) in a function -> numpy_input_fn(), as the article's example script writes it",
-       pattern = "function\\(features_as_named_list\\)\\s*\\{\\s*tf\\$estimator\\$inputs\\$numpy_input_fn\\(((?:.|\\n)*?)\\)\\s*\\}",
-       replacement = "numpy_input_fn(\\1)")
+  list(group = "tensorflow_layers",
+       what = "issue 28: tf$estimator$inputs$numpy_input_fn() -> R's numpy_input_fn(), which converts R matrices itself (reticulate 1.28 cannot hand them to NumPy 2)",
+       pattern = "tf\\$estimator\\$inputs\\$numpy_input_fn\\(",
+       replacement = "numpy_input_fn(")
 )
 
 REASONS <- list(
   list(pattern = "could not find function \"(csv_record_spec|text_line_dataset|dataset_[a-z_]+)\"",
        reason = "tfdatasets (its datasets API) is not in Debian and not in pyhooks"),
-  list(pattern = "contrib",
-       reason = "tf$contrib is gone from TensorFlow 2 (no replacement in tf.compat.v1)"),
+  list(pattern = "tf.contrib.learn is gone",
+       reason = "tf$contrib$learn (read_batch_features: a queue of tf.Example files) is gone from TensorFlow 2; pyhooks' error names the replacement"),
+  list(pattern = "`parsing_spec` not equal to `expected_spec`",
+       reason = "compares with a list in the order a, c, b; TensorFlow's classifier_parse_example_spec() (and pyhooks') orders features, label, weight: a, b, c (the article's order was Python 2's dict order)", doc_gap = TRUE),
+  list(pattern = "The Python module pyhooks could not be loaded",
+       reason = "issue 28: run without RETICULATE_PYTHON, estimator(model_fn) as the first pyhooks call lets reticulate start another Python"),
+  list(pattern = "there is no package called .modelr.",
+       reason = "modelr is not installed (Debian: r-cran-modelr)"),
   list(pattern = "no function to return from",
-       reason = "a fragment of a model_fn: `return()` outside a function (fails in tfestimators too)"),
+       reason = "a fragment of a model_fn: `return()` outside a function (fails in tfestimators too)", doc_gap = TRUE),
   list(pattern = "object '(features|labels|mode|params|tensor_of_predictions|age|logits|dropout|dense|pool[12](_flat)?|conv[12]|input_layer|second_hidden_layer|hidden_layer|predictions|predicted_classes|loss|onehot_labels)' not found",
-       reason = "a fragment of a model_fn: uses the model_fn's arguments or locals (fails in tfestimators too)"),
+       reason = "a fragment of a model_fn: uses the model_fn's arguments or locals (fails in tfestimators too)", doc_gap = TRUE),
   list(pattern = "Attempt to convert a value \\(<function|comparison \\(==\\) is possible only for atomic",
-       reason = "a fragment of a model_fn: its `labels` / `mode` / `input_layer` are R functions outside one (fails in tfestimators too)"),
+       reason = "a fragment of a model_fn: its `labels` / `mode` / `input_layer` are R functions outside one (fails in tfestimators too)", doc_gap = TRUE),
   list(pattern = "'\\.\\.\\.' used in an incorrect context",
-       reason = "placeholder code: `...` stands for the reader's own columns"),
+       reason = "placeholder code: `...` stands for the reader's own columns", doc_gap = TRUE),
   list(pattern = "object '(model|model_fn|input|train_data|test_data|fcs|train_files|batch_size)' not found",
-       reason = "uses an object the article never defines")
+       reason = "uses an object the article never defines", doc_gap = TRUE)
 )
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
@@ -205,26 +209,43 @@ child_helpers <- function() {
   for (name in ls(environment(), all.names = TRUE, pattern = "^\\.probe_")) {
     assign(name, get(name), envir = globalenv())
   }
+  # The documentation's downloads, served locally (no network here): the code is run as
+  # written, these mask base R's functions in the global environment where it runs.
+  # `.probe_served` records that a chunk used one.
+  served <- function() assign(".probe_served", TRUE, envir = globalenv())
+  assign("read.csv", function(file, ...) {
+    if (is.character(file) && grepl("^https?://", file)) {
+      served()
+      return(.probe_read_csv(file, ...))
+    }
+    utils::read.csv(file, ...)
+  }, envir = globalenv())
+  assign("download.file", function(url, destfile, ...) {
+    served()
+    .probe_download_file(url, destfile, ...)
+  }, envir = globalenv())
+  assign("library", function(package, ...) {
+    name <- if (is.character(substitute(package))) package else deparse(substitute(package))
+    if (identical(name, "nycflights13")) {
+      served()
+      return(invisible(.probe_flights()))
+    }
+    base::library(name, character.only = TRUE, ...)
+  }, envir = globalenv())
 }
 
 apply_substitutions <- function(code, pass, group, chunk) {
   code <- gsub("library\\((tfestimators|tensorflow)\\)", "library(pyhooks)", code)
   applied <- character()
   if (pass == "substituted") {
-    for (s in SUBSTITUTIONS) {
-      if (grepl(s$pattern, code, perl = TRUE)) {
-        code <- gsub(s$pattern, s$replacement, code, perl = TRUE)
-        applied <- c(applied, paste0(s$kind, ": ", s$what))
-      }
-    }
     for (s in CHANGES) {
       if (!group %in% s$group) next
       if (!is.null(s$before) && identical(as.integer(s$chunk), as.integer(chunk))) {
         code <- paste(s$before, code, sep = "\n")
-        applied <- c(applied, paste0("change: ", s$what))
+        applied <- c(applied, s$what)
       } else if (!is.null(s$pattern) && grepl(s$pattern, code, perl = TRUE)) {
         code <- gsub(s$pattern, s$replacement, code, perl = TRUE)
-        applied <- c(applied, paste0("change: ", s$what))
+        applied <- c(applied, s$what)
       }
     }
   }
@@ -246,6 +267,7 @@ run_child <- function(chunk_file, result_file, pass, timeout, group) {
     cat(sprintf("\n######## chunk %d (%s pass)\n", i, pass))
     prepared <- apply_substitutions(chunks[[i]], pass, group, i)
     started <- Sys.time()
+    assign(".probe_served", FALSE, envir = globalenv())
     outcome <- tryCatch({
       exprs <- parse(text = prepared$code, keep.source = FALSE)
       setTimeLimit(elapsed = timeout, transient = TRUE)
@@ -261,6 +283,7 @@ run_child <- function(chunk_file, result_file, pass, timeout, group) {
       list(status = "error", message = first_line(conditionMessage(e)))
     })
     outcome$applied <- prepared$applied
+    outcome$served <- isTRUE(get(".probe_served", envir = globalenv()))
     outcome$seconds <- as.numeric(difftime(Sys.time(), started, units = "secs"))
     results[[i]] <- outcome
     saveRDS(results, result_file)
@@ -386,8 +409,8 @@ part_of <- function(i, chunks, ran) {
 }
 
 reason_for <- function(message) {
-  for (r in REASONS) if (grepl(r$pattern, message, perl = TRUE)) return(r$reason)
-  ""
+  for (r in REASONS) if (grepl(r$pattern, message, perl = TRUE)) return(r)
+  list()
 }
 
 main <- function(args) {
@@ -433,29 +456,32 @@ main <- function(args) {
       w <- written[[i]]
       s <- substituted[[i]]
       applied_so_far <- unique(c(applied_so_far, s$applied))
+      doc_gap <- FALSE
       if (w$status == "ok") {
-        category <- "as written"
-        detail <- ""
+        category <- if (isTRUE(w$served)) "written, local data" else "as written"
+        detail <- if (isTRUE(w$served)) "its download served from a local stand-in" else ""
       } else if (!is.null(s) && s$status == "ok" && length(applied_so_far)) {
-        category <- if (all(startsWith(applied_so_far, "data:"))) "data substituted" else "changed"
-        detail <- if (length(s$applied)) paste(sub("^[a-z]+: ", "", s$applied), collapse = "; ")
+        category <- "changed"
+        detail <- if (length(s$applied)) paste(s$applied, collapse = "; ")
                   else "runs once the chunks before it run (their changes above)"
       } else if (!is.na(whole <- part_of(i, chunks, ran))) {
         category <- "fragment"
+        doc_gap <- TRUE
         detail <- sprintf("not runnable alone (nor under tfestimators): every line is part of #%d (%s)",
                           whole, if (written[[whole]]$status == "ok") "as written" else "after the changes")
       } else {
         category <- "cannot run"
         message <- if (!is.null(s)) s$message else w$message
         why <- reason_for(message)
-        detail <- paste0(if (nzchar(why)) paste0(why, ": ") else "", substr(message, 1, 110))
+        doc_gap <- isTRUE(why$doc_gap)
+        detail <- paste0(if (length(why)) paste0(why$reason, ": ") else "", substr(message, 1, 110))
       }
       rows[[length(rows) + 1]] <- data.frame(
         snippet = if (length(chunks) == 1 && grepl("\\.R$", file)) name
                   else sprintf("%s #%d (line %d)", name, i, chunks[[i]]$line),
         eval_false = chunks[[i]]$eval_false, written = w$status,
         seconds = round(w$seconds %||% NA, 1), category = category, detail = detail,
-        stringsAsFactors = FALSE)
+        doc_gap = doc_gap, stringsAsFactors = FALSE)
     }
     cat(sprintf("%-40s %d snippet(s) done\n", name, length(chunks)), file = stderr())
   }
@@ -468,11 +494,19 @@ main <- function(args) {
     cat(sprintf("%-*s  %-16s %s\n", width, result$snippet[k], result$category[k],
                 result$detail[k]))
   }
+  cat("\nLocal stand-ins of the downloads (no network here), in every run:\n")
+  for (d in LOCAL_DATA) cat("  - ", d, "\n", sep = "")
   cat("\nCounts:\n")
-  levels <- c("as written", "data substituted", "changed", "fragment", "cannot run")
+  levels <- c("as written", "written, local data", "changed", "fragment", "cannot run")
   counts <- table(factor(result$category, levels = levels))
-  for (l in levels) cat(sprintf("  %-17s %3d\n", l, counts[[l]]))
-  cat(sprintf("  %-17s %3d\n", "total", nrow(result)))
+  for (l in levels) cat(sprintf("  %-20s %3d\n", l, counts[[l]]))
+  cat(sprintf("  %-20s %3d\n", "total", nrow(result)))
+  x <- result$category %in% c("fragment", "cannot run")
+  cat(sprintf("\nW (as written) %d, C (changed) %d, X (cannot run) %d, of %d.\n",
+              counts[["as written"]] + counts[["written, local data"]], counts[["changed"]],
+              sum(x), nrow(result)))
+  cat(sprintf("  X: %d fail under tfestimators too (fragments of a longer chunk, code the article leaves incomplete), %d need what TensorFlow 2.21, Debian or pyhooks lack.\n",
+              sum(x & result$doc_gap), sum(x & !result$doc_gap)))
   saveRDS(result, file.path(logs, "table.rds"))
   invisible(result)
 }

@@ -229,9 +229,13 @@ def test_feature_matrix_keeps_the_input_column_order(data, names):
     np.testing.assert_allclose(got["second"], data[names[1]])
 
 
-def test_tf1_contrib_says_it_is_gone():
-    with pytest.raises(AttributeError, match="tf.contrib was removed"):
-        tf1.contrib  # noqa: B018
+def test_tf1_has_what_tensorflow_2_removed_from_tf_compat_v1():
+    from pyhooks.estimators import contrib, tf_estimator
+
+    assert tf1.layers is layers and tf1.contrib is contrib and tf1.estimator is tf_estimator
+    assert tf1.python.ops.parsing_ops.FixedLenFeature is tf.io.FixedLenFeature
+    assert tf1.losses is v1.losses and tf1.train is v1.train
+    assert {"layers", "contrib", "estimator", "python"} <= set(dir(tf1))
 
 
 def test_matrix_input_column_with_column_numeric_shape(tmp_path):

@@ -27,7 +27,9 @@ expectations <- list(
   ),
   getting_started = c("mean_losses +total_losses +steps", "average_loss", "predicted"),
   custom_hooks = c("Running step", "after_error", "stop"),
-  python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]"),
+  python_guide = c("StopAtStepHook", "Training [0-9]+/[0-9]+ \\[=+\\]",
+                   "test accuracy: (0\\.[89][0-9]*|1\\.000) after 400 steps",
+                   "seed \\[[^]]*\\]: kind 2 \\([0-9]+%\\)"),
   distributed = c("worker 0 \\(chief: True\\) stopped after step 30",
                   "worker 1 \\(chief: False\\) stopped after step 30",
                   "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps",
@@ -46,6 +48,10 @@ expectations <- list(
     "dnn/logits/bias",
     "event files: [1-9][0-9]* while training, [1-9][0-9]* after evaluate\\(\\)",
     "tensorboard --logdir",
+    "\\$global_step\n[#> ]*\\[1\\] 4\n",
+    "\"saved_model.pb\" +\"variables\"",
+    "setosa +versicolor +virginica",
+    "tf.contrib.learn is gone",
     "went with `tf.estimator`"
   )
 )

@@ -519,7 +519,8 @@ class Estimator:
         state.restore(checkpoint_path)
         keys = self._predict_keys(predict_keys, state)
         graph_keys = [k for k in keys if k in state.predictions]
-        if "classes" in keys and "class_ids" not in graph_keys:
+        if "classes" in keys and "classes" not in state.predictions \
+                and "class_ids" not in graph_keys:  # a canned classifier's names of class_ids
             graph_keys.append("class_ids")
         fetch = [state.predictions[k] for k in graph_keys]  # the same list objects every call
         batches = []

@@ -1,32 +1,45 @@
-"""TensorFlow 1.x's API for ``model_fn``s: ``tf.compat.v1`` with ``layers`` from pyhooks.
+"""TensorFlow 1.x's API for ``model_fn``s: ``tf.compat.v1`` with what TensorFlow 2 removed.
 
 R's exported ``tf`` object is this module: ``tf$layers$dense``,
 ``tf$losses$mean_squared_error``, ``tf$train$GradientDescentOptimizer``,
 ``tf$metrics$accuracy``, ``tf$nn$relu``... as tfestimators' users wrote them.
-Every name but ``layers`` (see :mod:`pyhooks.estimators.layers`) is
-``tf.compat.v1``'s. TensorFlow is imported on first use.
+In Python, ``from pyhooks.estimators import tf1 as tf`` in place of
+``import tensorflow as tf`` runs a TensorFlow 1.x estimator program. Every name
+is ``tf.compat.v1``'s except:
+
+* ``layers``: :mod:`pyhooks.estimators.layers` (``tf.layers``' functions);
+* ``estimator``: :mod:`pyhooks.estimators.tf_estimator` (``Estimator``,
+  ``EstimatorSpec``, ``ModeKeys``, ``RunConfig``, ``inputs.numpy_input_fn``...);
+* ``contrib``: :mod:`pyhooks.estimators.contrib` (``layers.fully_connected``,
+  ``stack``, ``dropout``, ``optimize_loss``, ``framework.get_global_step``);
+* ``python``: TensorFlow's ``tensorflow.python`` package, which TensorFlow 1.x
+  exposed as ``tf.python`` (its private modules: ``tf.python.ops.parsing_ops``...).
+
+TensorFlow is imported on first use.
 """
 
 from __future__ import annotations
 
+import importlib
+
+_OWN = {"layers": "pyhooks.estimators.layers", "estimator": "pyhooks.estimators.tf_estimator",
+        "contrib": "pyhooks.estimators.contrib"}
+
 
 def __getattr__(name):
-    if name == "layers":
-        from pyhooks.estimators import layers
-
-        return layers
+    if name in _OWN:
+        return importlib.import_module(_OWN[name])
     if name.startswith("__"):
         raise AttributeError(name)
-    if name == "contrib":
-        raise AttributeError(
-            "tf.contrib was removed from TensorFlow 2: use tf.layers (dense, dropout, conv2d, "
-            "max_pooling2d, flatten) and tf.train's optimizers (R: tf$layers, tf$train).")
     from pyhooks.estimators._quiet import import_tensorflow
 
-    return getattr(import_tensorflow().compat.v1, name)
+    tf = import_tensorflow()
+    if name == "python":
+        return importlib.import_module("tensorflow.python")
+    return getattr(tf.compat.v1, name)
 
 
 def __dir__():
     from pyhooks.estimators._quiet import import_tensorflow
 
-    return sorted(set(dir(import_tensorflow().compat.v1)) | {"layers"})
+    return sorted(set(dir(import_tensorflow().compat.v1)) | set(_OWN) | {"python"})

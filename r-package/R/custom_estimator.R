@@ -247,7 +247,14 @@ run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config =
 #' `tf$nn$relu`, `tf$reshape()`... `tf$layers` holds pyhooks' versions of
 #' TensorFlow 1.x's layers (`dense()`, `dropout()`, `flatten()`, `conv2d()`,
 #' `max_pooling2d()`, `average_pooling2d()`), with TensorFlow 1.x's
-#' arguments. Python and TensorFlow load on first use.
+#' arguments. `tf$contrib` holds what tfestimators' model functions took
+#' from TensorFlow 1.x's `tf.contrib`: `tf$contrib$layers$fully_connected()`,
+#' `stack()`, `dropout()`, `optimize_loss()` and
+#' `tf$contrib$framework$get_global_step()` (other names are an error naming
+#' the replacement); `tf$estimator` tf.estimator's names
+#' (`tf$estimator$inputs$numpy_input_fn()`, `tf$estimator$ModeKeys`...);
+#' `tf$python` TensorFlow's `tensorflow.python` package, as TensorFlow 1.x
+#' exposed it. Python and TensorFlow load on first use.
 #'
 #' @format A Python module (a reticulate object).
 #' @family custom estimators

@@ -231,8 +231,12 @@ abort_boosted_trees <- function(name) {
 #' @param name Names of variables, or `NULL` for all of them.
 #' @param ... Not used; must be empty.
 #' @returns `model_dir()`, `latest_checkpoint()`: a path. `variable_names()`:
-#'   a character vector. `variable_value()`: a named list of arrays (one
-#'   value when `name` is one name). `coef()`: a named list of arrays.
+#'   a character vector. `variable_value()` and `coef()`: a named list of
+#'   values, one per variable (`variable_value(model, "global_step")` is
+#'   `list(global_step = 2)` after 2 steps, as in tfestimators): numbers,
+#'   vectors or arrays; 64-bit integers (such as the global step) are doubles,
+#'   as reticulate converts them. Before training, and for a name the
+#'   checkpoint does not hold, these are errors.
 #' @family estimators
 #' @export
 #' @examples
@@ -260,7 +264,9 @@ latest_checkpoint <- function(object, ...) {
 variable_names <- function(object, ...) {
   rlang::check_dots_empty()
   check_estimator(object)
-  as.character(unlist(with_py_errors(object$get_variable_names())))
+  check_trained(object, "variable_names()")
+  names <- with_py_errors(py_r_support()$variable_names(object))
+  as.character(unlist(reticulate::py_to_r(names)))
 }
 
 #' @rdname model_dir
@@ -268,13 +274,16 @@ variable_names <- function(object, ...) {
 variable_value <- function(object, name = NULL, ...) {
   rlang::check_dots_empty()
   check_estimator(object)
-  names <- if (is.null(name)) variable_names(object) else as.character(name)
-  get_value <- reticulate::py_get_attr(object, "get_variable_value")
-  values <- lapply(names, function(n) { # NumPy values made plain in Python: int64 stays integer
-    restore_arrays(with_py_errors(py_bridge()$call_to_r(get_value, list(name = n))))
-  })
-  names(values) <- names
-  if (!is.null(name) && length(name) == 1L) values[[1L]] else values
+  check_not_na(name, "name")
+  if (!is.null(name) && !is.character(name)) {
+    cli::cli_abort("{.arg name} must be variable names (a character vector) or {.code NULL}, not {.obj_type_friendly {name}}.",
+                   class = "pyhooks_error_argument")
+  }
+  check_trained(object, "variable_value()")
+  values <- with_py_errors(py_r_support()$variable_values(
+    object, names = if (!is.null(name)) as.list(name)
+  ))
+  py_value(values)
 }
 
 #' @rdname model_dir
@@ -283,6 +292,17 @@ variable_value <- function(object, name = NULL, ...) {
 coef.pyhooks_estimator <- function(object, ...) {
   rlang::check_dots_empty()
   variable_value(object)
+}
+
+# tfestimators' error for a model without a checkpoint, then where pyhooks looked.
+check_trained <- function(object, fn, call = rlang::caller_env()) {
+  if (is.null(latest_checkpoint(object))) {
+    cli::cli_abort(
+      c("'{fn}' must be called on a trained model.",
+        "i" = "There is no checkpoint in {.path {model_dir(object)}} yet: {.fn train} it first."),
+      class = "pyhooks_error_untrained", call = call
+    )
+  }
 }
 
 check_estimator <- function(object, call = rlang::caller_env()) {

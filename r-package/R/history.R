@@ -31,6 +31,17 @@ history_of <- function(hook) {
 #' (its sum) and `steps` (the global step reached), plus one column per
 #' extra metric.
 #'
+#' A history saver records at every `every_n_step`-th step of a call and at
+#' its last step, so `train(steps = 1)` gives one row (step 1) and
+#' `train(steps = 25)` from step 0 rows for steps 10, 20 and 25.
+#' tfestimators' history differed in two ways: its `as.data.frame()` was
+#' long, one row per metric and step (a `train(steps = 1)` gave 2 rows:
+#' `mean_losses` and `total_losses` of step 1), where pyhooks' history is
+#' the data frame itself, one row per step; and its saver also recorded the
+#' first step of every call. pyhooks does not add that row: a
+#' `hook_history_saver(every_n_step = 2)` over 4 steps records steps 2 and 4,
+#' and the saver [train()] adds records as that one does.
+#'
 #' @param x A `pyhooks_history`, as returned by [train()].
 #' @param ... Passed on to [print.data.frame()] (for `print()`), ignored
 #'   otherwise.

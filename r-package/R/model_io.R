@@ -3,41 +3,78 @@
 
 #' Export an estimator as a SavedModel
 #'
-#' Writes `export_dir_base/<timestamp>`: a TensorFlow SavedModel of the
-#' estimator's predictions with its latest (or the given) checkpoint. Its
-#' `serving_default` signature takes the input columns the model reads (by
-#' name, one value per example) and returns what [predict()] gives.
+#' Writes a TensorFlow SavedModel of the estimator's predictions with its
+#' latest (or the given) checkpoint. Its `serving_default` signature takes the
+#' input columns the model reads (by name, one value per example) and returns
+#' what [predict()] gives.
+#'
+#' `overwrite` and `versioned` have the meaning of the tensorflow R package's
+#' `export_savedmodel()` (which tfestimators' method followed): by default
+#' the SavedModel is written in `export_dir_base` itself, replacing the one
+#' there; with `versioned = TRUE` (the default when `overwrite = FALSE`) it
+#' goes to a new `export_dir_base/<timestamp>` directory, as `tf.estimator`
+#' exported. A directory that exists but holds something other than a
+#' SavedModel is never replaced: that is an error.
 #'
 #' @param object A trained estimator.
-#' @param export_dir_base The directory under which the export is made.
+#' @param export_dir_base Where to write: the SavedModel's directory, or with
+#'   `versioned = TRUE` the directory under which it is made.
 #' @param checkpoint_path The checkpoint to export, or `NULL` for the latest.
 #' @param as_text Write the graph as text.
+#' @param overwrite When `export_dir_base` exists (and `versioned` is
+#'   `FALSE`): `TRUE` replaces the SavedModel in it, `FALSE` is an error.
+#' @param versioned `TRUE` to export into a new timestamped directory under
+#'   `export_dir_base`.
+#' @param serving_input_receiver_fn,assets_extra Must be `NULL`:
+#'   tfestimators passed these to `tf.estimator`; pyhooks' SavedModel always
+#'   serves the model's input columns and has no extra assets.
 #' @param ... Not used; must be empty.
-#' @returns The path of the export, invisibly.
+#' @returns The path of the SavedModel's directory, invisibly.
 #' @family estimators
 #' @seealso [model_dir()]
 #' @export
-#' @examples
-#' \dontrun{
+#' @examplesIf is_pyhooks_available()
 #' model <- linear_regressor(feature_columns(column_numeric("drat")))
 #' train(model, input_fn(mtcars, mpg ~ drat), steps = 2)
 #' path <- export_savedmodel(model, tempfile("export"))
-#' }
+#' list.files(path)
+#' export_savedmodel(model, tempfile("exports"), versioned = TRUE)
 export_savedmodel <- function(object, ...) {
   UseMethod("export_savedmodel")
 }
 
 #' @rdname export_savedmodel
 #' @export
-export_savedmodel.pyhooks_estimator <- function(object, export_dir_base, checkpoint_path = NULL,
-                                                as_text = FALSE, ...) {
+export_savedmodel.pyhooks_estimator <- function(object, export_dir_base,
+                                                serving_input_receiver_fn = NULL,
+                                                assets_extra = NULL, as_text = FALSE,
+                                                checkpoint_path = NULL, overwrite = TRUE,
+                                                versioned = !overwrite, ...) {
   rlang::check_dots_empty()
   rlang::check_required(export_dir_base)
-  path <- with_py_errors(object$export_savedmodel(
-    export_dir_base = path_arg(export_dir_base), checkpoint_path = path_arg(checkpoint_path),
-    as_text = isTRUE(as_text)
+  for (arg in c("serving_input_receiver_fn", "assets_extra")) {
+    if (!is.null(get(arg))) {
+      cli::cli_abort(
+        c("{.arg {arg}} must be {.code NULL}.",
+          "i" = "pyhooks' SavedModel serves the model's input columns by name (see {.fn export_savedmodel})."),
+        class = "pyhooks_error_argument"
+      )
+    }
+  }
+  check_not_na(overwrite, "overwrite")
+  check_not_na(versioned, "versioned")
+  check_not_na(as_text, "as_text")
+  path <- with_py_errors(py_r_support()$export_savedmodel_to(
+    object, export_dir_base = path_arg(export_dir_base), overwrite = overwrite,
+    versioned = versioned, checkpoint_path = path_arg(checkpoint_path), as_text = as_text
   ))
-  invisible(path)
+  invisible(reticulate::py_to_r(path))
+}
+
+# The Python helpers that give R functions tfestimators' meanings.
+py_r_support <- function() {
+  py_pyhooks() # pyhooks' Python first
+  reticulate::import("pyhooks.estimators.r_support", convert = FALSE)
 }
 
 #' Train, evaluating on the way

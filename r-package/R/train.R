@@ -31,7 +31,10 @@
 #' `pyhooks_interrupt` with the same field before R's own interrupt.
 #'
 #' @param object An estimator, e.g. from [linear_regressor()].
-#' @param input_fn The input, from [input_fn()].
+#' @param input_fn The input, from [input_fn()] or [numpy_input_fn()]; or,
+#'   as tfestimators accepted, a function of one argument that returns one
+#'   when called with the estimator
+#'   (`function(features_as_named_list) numpy_input_fn(...)`).
 #' @param steps Number of steps to train, or `NULL` to train until the input
 #'   is exhausted.
 #' @param hooks A list of hooks: the `hook_*()` functions and
@@ -70,7 +73,7 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
-  check_input_fn(input_fn, call)
+  input_fn <- resolve_input_fn(input_fn, object, call)
   steps <- as_py_int(steps)
   max_steps <- as_py_int(max_steps)
   completed <- with_training_defaults(as_hook_list(hooks, call = call))
@@ -125,7 +128,7 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
-  check_input_fn(input_fn, call)
+  input_fn <- resolve_input_fn(input_fn, object, call)
   check_not_na(name, "name", call)
   check_not_na(checkpoint_path, "checkpoint_path", call)
   if (!is.null(name) && !(rlang::is_string(name) && nzchar(name))) {
@@ -176,7 +179,7 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
                    class = "pyhooks_error_argument", call = call)
   }
   check_not_na(checkpoint_path, "checkpoint_path", call)
-  check_input_fn(input_fn, call)
+  input_fn <- resolve_input_fn(input_fn, object, call)
   hooks <- as_hook_list(hooks, call = call)
   r_hooks <- r_hooks_of(hooks)
   result <- run_with_hooks(
@@ -196,6 +199,25 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   })
   if (length(columns) == 1L && !inherits(columns[[1L]], "AsIs")) return(columns[[1L]])
   as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
+}
+
+# The input of a call: an input from input_fn() or numpy_input_fn(), or, as
+# tfestimators accepted, an R function of one argument that returns one when
+# called with the estimator (`function(features_as_named_list) numpy_input_fn(...)`).
+resolve_input_fn <- function(input_fn, object, call = rlang::caller_env()) {
+  if (is.function(input_fn) && !is_py_object(input_fn) && length(formals(input_fn)) == 1L) {
+    made <- input_fn(object)
+    if (!is_py_object(made)) {
+      cli::cli_abort(
+        c("{.arg input_fn}, a function of one argument, must return an input made by {.fn input_fn} or {.fn numpy_input_fn} when called with the estimator, not {.obj_type_friendly {made}}.",
+          "i" = "tfestimators called such functions with the estimator (its `features_as_named_list`)."),
+        class = "pyhooks_error_argument", call = call
+      )
+    }
+    return(made)
+  }
+  check_input_fn(input_fn, call)
+  input_fn
 }
 
 # A training call's hooks (`hooks`), with a progress bar and a history saver

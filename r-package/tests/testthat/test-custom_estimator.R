@@ -149,6 +149,10 @@ test_that("estimator() and estimator_spec() check their arguments", {
   expect_error(predict(estimator(function(features, labels, mode) 1), input_fn(mtcars, "drat")),
                "estimator_spec")
   expect_identical(mode_keys(), list(TRAIN = "train", EVAL = "eval", PREDICT = "infer"))
+  # the same values as Python's ModeKeys (tf$estimator$ModeKeys) and mode_keys()
+  keys <- tf$estimator$ModeKeys
+  expect_identical(list(TRAIN = keys$TRAIN, EVAL = keys$EVAL, PREDICT = keys$PREDICT), mode_keys())
+  expect_identical(pyhooks:::py_pyhooks()$mode_keys(), mode_keys())
   failing <- estimator(function(features, labels, mode) stop("no model here"))
   expect_error(quiet_train(failing, mtcars_input(), steps = 1),
                "The model function failed \\(mode \"train\"\\): no model here")
@@ -237,7 +241,55 @@ test_that("a convolutional model_fn as tfestimators' layers example, with a logg
   expect_true("accuracy" %in% names(metrics))
   expect_length(logged, 2L)
   expect_match(logged, "^[01]{16}$")
-  expect_error(tf$contrib, "tf.contrib was removed")
+})
+
+# tfestimators' iris model of its tests and its custom-decay example, in our
+# words: three hidden layers stacked with tf$contrib$layers (dropout in the
+# normalizer's place), a linear output layer, and optimize_loss().
+contrib_model_fn <- function(features, labels, mode, params, config) {
+  logits <- features %>%
+    tf$contrib$layers$stack(tf$contrib$layers$fully_connected, c(8L, 16L, 8L),
+                            normalizer_fn = tf$contrib$layers$dropout,
+                            normalizer_params = list(keep_prob = 0.95)) %>%
+    tf$contrib$layers$fully_connected(3L, activation_fn = NULL)
+  predictions <- list(classes = tf$argmax(logits, 1L), probabilities = tf$nn$softmax(logits))
+  if (mode == mode_keys()$PREDICT) {
+    return(estimator_spec(mode = mode, predictions = predictions))
+  }
+  loss <- tf$losses$softmax_cross_entropy(tf$one_hot(labels, 3L), logits)
+  train_op <- tf$contrib$layers$optimize_loss(
+    loss, tf$contrib$framework$get_global_step(), optimizer = "Adagrad", learning_rate = 0.1)
+  estimator_spec(mode = mode, predictions = predictions, loss = loss, train_op = train_op)
+}
+
+test_that("tf$contrib's layers, optimize_loss() and get_global_step() build a model", {
+  skip_if_no_pyhooks()
+  input <- input_fn(iris, response = "Species", features = -Species, batch_size = 10)
+  model <- estimator(contrib_model_fn)
+  history <- quiet_train(model, input, steps = 6)
+  expect_identical(history$steps[[nrow(history)]], 6L)
+  names <- variable_names(model)
+  # TensorFlow 1.x's variable names: a scope per stacked layer, weights without biases
+  # where dropout takes the normalizer's place, then the output layer with biases
+  expect_true(all(c("Stack/fully_connected_1/weights", "Stack/fully_connected_3/weights",
+                    "fully_connected/weights", "fully_connected/biases",
+                    "OptimizeLoss/learning_rate") %in% names))
+  expect_false("Stack/fully_connected_1/biases" %in% names)
+  expect_identical(dim(variable_value(model, "Stack/fully_connected_2/weights")[[1]]), c(8L, 16L))
+  expect_equal(variable_value(model, "OptimizeLoss/learning_rate")[[1]], 0.1, tolerance = 1e-7)
+  # float64 features make a float64 network: probabilities sum to 1 within double precision
+  predictions <- predict(model, input_fn = input, simplify = FALSE)
+  expect_length(predictions, 150L)
+  sums <- vapply(predictions, function(p) sum(p$prob), numeric(1))  # `$prob`: partial match
+  expect_equal(sums, rep(1, 150), tolerance = 1e-12)
+  expect_true(all(vapply(predictions, function(p) p$class, numeric(1)) %in% 0:2))
+  expect_identical(dim(predict(model, input_fn = input)), c(150L, 2L))
+  expect_named(evaluate(model, input, steps = 2, simplify = FALSE), c("loss", "global_step"))
+  # what pyhooks does not provide names its replacement
+  expect_error(tf$contrib$learn$datasets, "tf.contrib.learn is gone: .*mnist.load_data")
+  expect_error(tf$contrib$layers$conv2d, "use tf.layers.conv2d")
+  expect_error(tf$contrib$layers$optimize_loss(tf$constant(1), NULL, 0.1, "Momentum"),
+               "`optimizer` .Momentum. is not one of")
 })
 
 test_that("R hooks see a custom estimator's loss in the losses collection", {

@@ -21,6 +21,46 @@ test_that("export_savedmodel() writes a SavedModel serving the same predictions"
                "train the model before")
 })
 
+test_that("export_savedmodel() takes overwrite and versioned as the tensorflow package did", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  quiet_train(model, steps = 2)
+  has_saved_model <- function(dir) {
+    all(file.exists(file.path(dir, c("saved_model.pb", "variables"))))
+  }
+  # default (overwrite = TRUE, versioned = FALSE): the SavedModel in the directory itself
+  target <- file.path(tempfile("export-"), "model")
+  expect_identical(export_savedmodel(model, target), normalizePath(target))
+  expect_true(has_saved_model(target))
+  writeLines("old", file.path(target, "stale.txt"))
+  quiet_train(model, steps = 1)
+  export_savedmodel(model, target)  # replaced by the newer export, nothing of the old left
+  expect_false(file.exists(file.path(target, "stale.txt")))
+  expect_true(has_saved_model(target))
+  expect_identical(list.files(dirname(target), all.files = TRUE, no.. = TRUE), "model")
+  # overwrite = FALSE: versioned, as tfestimators' own test exports
+  base <- file.path(tempfile("exports-"), "testthat-save")
+  first <- export_savedmodel(model, base, overwrite = FALSE)
+  expect_identical(dirname(first), normalizePath(base))
+  expect_match(basename(first), "^[0-9]+$")
+  second <- export_savedmodel(model, base, overwrite = FALSE)
+  expect_false(identical(first, second))
+  expect_true(has_saved_model(first) && has_saved_model(second))
+  # neither replaced nor versioned: an existing directory is an error
+  expect_error(export_savedmodel(model, target, overwrite = FALSE, versioned = FALSE),
+               "already exists: give overwrite = TRUE to replace it, or versioned = TRUE")
+  # a directory holding something else is never deleted
+  precious <- tempfile("not-a-model-")
+  dir.create(precious)
+  writeLines("keep me", file.path(precious, "notes.txt"))
+  expect_error(export_savedmodel(model, precious), "holds no SavedModel: it is not replaced")
+  expect_identical(readLines(file.path(precious, "notes.txt")), "keep me")
+  expect_error(export_savedmodel(model, target, overwrite = NA), "`overwrite` must not be `NA`")
+  expect_error(export_savedmodel(model, target, serving_input_receiver_fn = function() 1),
+               "`serving_input_receiver_fn` must be `NULL`")
+  expect_error(export_savedmodel(model, target, unknown = 1), "must be empty")
+})
+
 test_that("predict() and evaluate() take a checkpoint_path; evaluate() a simplify", {
   skip_if_no_pyhooks()
   model <- linear_regressor(mtcars_columns())

@@ -9,7 +9,7 @@ test_that("quantile() boundaries (a named vector) make a bucketized column", {
                tolerance = 1e-12)
   model <- linear_regressor(feature_columns(column))
   quiet_train(model, input_fn(mtcars, mpg ~ drat, batch_size = 8), steps = 2)
-  weights <- variable_value(model, "linear/linear_model/drat_bucketized/weights")
+  weights <- variable_value(model, "linear/linear_model/drat_bucketized/weights")[[1]]
   expect_identical(dim(weights), c(5L, 1L))
   # other lists of values lose their names too
   vocab <- c(four = 4, six = 6, eight = 8)
@@ -193,15 +193,39 @@ test_that("model_dir() & co. read the estimator's checkpoints", {
   skip_if_no_pyhooks()
   model <- linear_regressor(mtcars_columns())
   expect_null(latest_checkpoint(model))
-  expect_error(variable_names(model), "train the model first")
   quiet_train(model, steps = 3)
   expect_match(latest_checkpoint(model), "model.ckpt-3$")
   expect_true(startsWith(latest_checkpoint(model), model_dir(model)))
   expect_true("global_step" %in% variable_names(model))
-  expect_identical(variable_value(model, "global_step"), 3L)
-  values <- variable_value(model)
-  expect_identical(names(values), variable_names(model))
   expect_error(model_dir(mtcars), "must be an estimator")
+})
+
+test_that("variable_names() and variable_value() answer as tfestimators' did", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  # before any training: tfestimators' words, then where pyhooks looked
+  err <- expect_error(variable_names(model), class = "pyhooks_error_untrained")
+  expect_match(conditionMessage(err), "'variable_names()' must be called on a trained model",
+               fixed = TRUE)
+  expect_match(conditionMessage(err), paste0("There is no checkpoint in '", model_dir(model),
+                                            "' yet: `train()` it first."), fixed = TRUE)
+  expect_error(variable_value(model),
+               "'variable_value()' must be called on a trained model", fixed = TRUE)
+  quiet_train(model, steps = 2)
+  # one name still gives a named list; the global step (int64) is a double
+  expect_identical(variable_value(model, "global_step"), list(global_step = 2))
+  all_values <- variable_value(model)
+  expect_identical(names(all_values), variable_names(model))
+  expect_identical(all_values$global_step, 2)
+  expect_type(all_values[["linear/linear_model/drat/weights"]], "double")
+  expect_identical(coef(model), all_values)
+  two <- variable_value(model, c("linear/linear_model/bias_weights", "global_step"))
+  expect_named(two, c("linear/linear_model/bias_weights", "global_step"))
+  # names it does not hold: tfestimators' words, then what the checkpoint holds
+  err <- expect_error(variable_value(model, c("foo", "global_step", "bar")))
+  expect_match(conditionMessage(err), "Variable not found: foo, bar. The latest checkpoint (model.ckpt-2) holds global_step, linear/", fixed = TRUE)
+  expect_error(variable_value(model, 1), "`name` must be variable names")
+  expect_error(variable_value(model, NA_character_), "`name` must not be `NA`")
 })
 
 test_that("matrix input and column_numeric(shape =), as tfestimators' MNIST example", {
@@ -224,7 +248,7 @@ test_that("matrix input and column_numeric(shape =), as tfestimators' MNIST exam
   expect_identical(nrow(predictions), 120L)
   classes <- vapply(1:5, function(i) predictions$classes[[i]], character(1))
   expect_true(all(classes %in% c("0", "1")))
-  weights <- variable_value(classifier, "linear/linear_model/x/weights")
+  weights <- variable_value(classifier, "linear/linear_model/x/weights")[[1]]
   expect_identical(dim(weights), c(16L, 1L))
   expect_error(quiet_train(linear_classifier(feature_columns(column_numeric("x"))),
                            mnist_input_fn(digits), steps = 1), "holds 16")
@@ -275,7 +299,7 @@ test_that("the estimator basics article: predict_keys, coef() and a weighted col
   coefs <- coef(classifier)
   expect_identical(names(coefs), variable_names(classifier))
   expect_identical(dim(coefs[["linear/linear_model/gear_weighted_by_wt/weights"]]), c(6L, 1L))
-  expect_identical(coefs$global_step, 2L)
+  expect_identical(coefs$global_step, 2)
 })
 
 test_that("the TensorBoard article's tensorboard(log_dir =, launch_browser =)", {
@@ -298,6 +322,70 @@ test_that("a custom input function (returning tensors) is refused with what to u
                "give their data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
 })
 
+test_that("an input function of one argument is called with the estimator, as tfestimators did", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  given <- list()
+  # tfestimators' TensorFlow Layers article: function(features_as_named_list) numpy_input_fn(...)
+  cars_input_fn <- function(features_as_named_list) {
+    given[[length(given) + 1L]] <<- features_as_named_list
+    numpy_input_fn(x = list(drat = mtcars$drat), y = mtcars$mpg, batch_size = 8L,
+                   shuffle = FALSE)
+  }
+  history <- quiet_train(model, cars_input_fn, steps = 3)
+  expect_identical(history$steps[[nrow(history)]], 3L)
+  expect_identical(evaluate(model, cars_input_fn)$global_step, 3L)
+  expect_length(predict(model, cars_input_fn), 32L)
+  expect_length(given, 3L)
+  expect_true(all(vapply(given, identical, logical(1), model)))
+  # a function of one argument that returns no input
+  expect_error(train(model, function(estimator) mtcars, steps = 1),
+               "must return an input made by `input_fn\\(\\)` or `numpy_input_fn\\(\\)`.*not a data frame")
+  expect_error(train(model, function(a, b) NULL, steps = 1), "must be made by `input_fn\\(\\)`")
+})
+
+test_that("train(steps = 1) records its one step: the two values tfestimators' long history held", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  history <- quiet_train(model, mtcars_input(), steps = 1)  # the default history saver
+  # tfestimators' as.data.frame() was long (one row per metric and step): 2 rows for this step;
+  # pyhooks' history is one row per step with both losses
+  expect_identical(nrow(history), 1L)
+  expect_identical(history$steps, 1L)
+  expect_equal(history$total_losses, 8 * history$mean_losses, tolerance = 1e-6)
+  long <- pyhooks:::history_long(as.data.frame(history))
+  expect_identical(dim(long[, c("steps", "metric", "value")]), c(2L, 3L))
+  # a longer call: every 10th step and the last, from the first row on
+  expect_identical(quiet_train(model, mtcars_input(num_epochs = NULL), steps = 25)$steps,
+                   c(11L, 21L, 26L))
+})
+
+# Where the default progress bar writes. R's progress bars (the progress package
+# tfestimators used, cli) write to stderr, so that capture.output() holds only
+# what a user's code printed; issue 28 moves pyhooks' bar there.
+progress_on_stderr <- function() {
+  model <- linear_regressor(mtcars_columns())
+  input <- mtcars_input()
+  stderr_text <- character()
+  stdout_text <- utils::capture.output(
+    stderr_text <- utils::capture.output(train(model, input, steps = 1), type = "message")
+  )
+  !any(grepl("Training", stdout_text)) && any(grepl("Training", stderr_text))
+}
+
+test_that("capture.output(train()) holds only what a custom hook printed", {
+  skip_if_no_pyhooks()
+  skip_if_not(progress_on_stderr(),
+              "the progress bar still writes to stdout here (issue 28 moves it to stderr)")
+  said <- "Running custom session run hook at the end of a session"
+  custom_hook <- session_run_hook(end = function(session) cat(said))
+  output <- utils::capture.output(
+    linear_regressor(mtcars_columns()) %>%
+      train(input_fn = mtcars_input(), steps = 10, hooks = custom_hook)
+  )
+  expect_identical(output, said)
+})
+
 test_that("shape() and import() as the tensorflow package gave them to tfestimators' scripts", {
   skip_if_no_pyhooks()
   expect_identical(reticulate::py_str(shape(784L)), "(784,)")
@@ -314,7 +402,7 @@ test_that("shape() and import() as the tensorflow package gave them to tfestimat
   classifier <- linear_classifier(
     feature_columns = feature_columns(column_numeric("x", shape = shape(16L))), n_classes = 2L)
   quiet_train(classifier, input_fn(data, response = "y", features = "x", batch_size = 8), steps = 2)
-  weights <- variable_value(classifier, "linear/linear_model/x/weights")
+  weights <- variable_value(classifier, "linear/linear_model/x/weights")[[1]]
   expect_identical(dim(weights), c(16L, 1L))
   expect_error(column_numeric("x", shape = shape(NULL, 16L)), "shape")
 })

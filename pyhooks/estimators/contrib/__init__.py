@@ -1,0 +1,61 @@
+"""What ``model_fn``s of TensorFlow 1.x took from ``tf.contrib``, on TensorFlow 2.21.
+
+``tf.contrib`` went with TensorFlow 2. tfestimators' documentation and tests
+built models with a few of its functions; they are here with TensorFlow
+1.x's arguments, defaults and variable names (R: ``tf$contrib$...``):
+
+* :mod:`pyhooks.estimators.contrib.layers`: ``fully_connected``, ``stack``,
+  ``dropout``, ``optimize_loss``;
+* :mod:`pyhooks.estimators.contrib.framework`: ``get_global_step``,
+  ``get_or_create_global_step``.
+
+Any other name is an ``AttributeError`` that names what to use instead.
+
+Example:
+    >>> from pyhooks.estimators import tf1 as tf
+    >>> logits = tf.contrib.layers.stack(features, tf.contrib.layers.fully_connected,
+    ...                                  [10, 20, 10])
+    >>> train_op = tf.contrib.layers.optimize_loss(
+    ...     loss, tf.contrib.framework.get_global_step(), learning_rate=0.1,
+    ...     optimizer="Adagrad")
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["framework", "layers"]
+
+_GONE = {
+    "learn": "tf.contrib.learn is gone: read data with NumPy or pandas (MNIST: "
+             "tf.keras.datasets.mnist.load_data()) and give it to input_fn() or "
+             "numpy_input_fn(); parse tf.Example records with tf.io.parse_example() and a "
+             "spec from classifier_parse_example_spec()",
+    "estimator": "tf.contrib.estimator is gone: use the estimators of pyhooks.estimators",
+    "data": "tf.contrib.data is gone: use tf.data",
+    "rnn": "tf.contrib.rnn is gone: use Keras' recurrent layers in an eager loop",
+    "slim": "tf.contrib.slim is gone: use tf.layers (pyhooks.estimators.layers)",
+}
+
+
+def __getattr__(name):
+    if name in __all__:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(gone_message(f"tf.contrib.{name}", _GONE.get(name)))
+
+
+def __dir__():
+    return list(__all__)
+
+
+def gone_message(what, instead=None):
+    """The error text for a ``tf.contrib`` name pyhooks does not provide."""
+    text = instead or (f"{what} was removed from TensorFlow 2: use tf.layers (dense, dropout, "
+                       "conv2d, max_pooling2d, flatten) and tf.train's optimizers (R: tf$layers, "
+                       "tf$train)")
+    return (f"{text}. pyhooks provides tf.contrib.layers.fully_connected, stack, dropout and "
+            "optimize_loss, and tf.contrib.framework.get_global_step.")

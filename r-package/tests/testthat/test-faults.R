@@ -202,7 +202,10 @@ test_that("SIGINT to the job's process group keeps a checkpoint of every recorde
   wait_until(function() !alive(worker$pid), 60)
   history <- utils::read.csv(file.path(dir, "history.csv"))
   expect_gte(max(history$steps), 7)
-  expect_identical(latest_step(dir), as.integer(max(history$steps)))
+  # the interrupt can land between a step's run and the history hook's after_run: that step
+  # is in the checkpoint but has no row (its loss never reached the hook)
+  expect_gte(latest_step(dir), max(history$steps))
+  expect_lte(latest_step(dir), max(history$steps) + 1L)
 })
 
 test_that("Ctrl-C with the default hooks keeps the steps done; the next train() resumes", {

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 
-from pyhooks.distribute import worker_path
 from pyhooks.errors import NanLossDuringTrainingError
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
 from pyhooks.hooks._checkpointing import (
@@ -13,6 +12,7 @@ from pyhooks.hooks._checkpointing import (
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read
 from pyhooks.hooks._lookup import check_exclusive, check_has
 from pyhooks.hooks._model_dir import TrainingLock, disk_error, recover_saver
+from pyhooks.hooks._workers import worker_path
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]

@@ -1,9 +1,15 @@
 # Per-step cost in R of hooks during train(), and the number of R calls per step.
 #
-#   Rscript bench/bench_r_hooks.R            (BENCH_STEPS=1000 BENCH_REPEATS=7 by default)
+#   Rscript bench/bench_r_hooks.R                     this checkout
+#   BENCH_BASE=<commit> Rscript bench/bench_r_hooks.R this checkout beside <commit> (its R
+#                                                     package and Python installed in a temporary
+#                                                     directory), in alternating processes
 #
-# Variants, each trained BENCH_STEPS steps on mtcars (linear_regressor, batch 8),
-# BENCH_REPEATS times, interleaved; medians reported:
+# Workloads (BENCH_WORKLOADS=mtcars,dnn by default), each trained in one train() call:
+#   mtcars  linear_regressor on mtcars, batch 8 (BENCH_STEPS=1000 steps)
+#   dnn     dnn_classifier([64, 32]) on 100,000 rows x 20 numeric columns, batch 256
+#           (BENCH_DNN_STEPS=300 steps)
+# Variants, BENCH_REPEATS (5) times each, interleaved; medians:
 #   none      no R hook (progress bar writing to a Python no-op, so no R call)
 #   (a)       + built-in hook_*() hooks only
 #   (b)       (a) + a session_run_hook() defining only after_run
@@ -14,17 +20,22 @@
 #             (a new Python string at every step), after_run NULL
 # R calls are counted, and the time spent in them measured, by wrapping
 # reticulate's Python-to-R entry point (rpycall.call_r_function) in separate
-# runs of each variant (BENCH_REPEATS of them, medians): that time does not
-# depend on TensorFlow's step time, whose noise dominates the differences of
-# wall time on a busy machine.
-# A second table times one hook-method call from Python without TensorFlow.
+# runs of each variant: that time does not depend on TensorFlow's step time,
+# whose noise dominates the differences of wall time on a busy machine.
+# A last table times one hook-method call from Python without TensorFlow.
+# With BENCH_BASE, BENCH_ROUNDS (3) rounds, each running every workload once per
+# side in random order, one process each; the tables give medians over rounds.
 
-suppressPackageStartupMessages(library(pyhooks))
 Sys.setenv(TF_CPP_MIN_LOG_LEVEL = Sys.getenv("TF_CPP_MIN_LOG_LEVEL", "2"))
-steps <- as.integer(Sys.getenv("BENCH_STEPS", "1000"))
-repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "7"))
+this_file <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)))
 
-py <- reticulate::py_run_string("
+# --------------------------------------------------------------------------- one process
+measure <- function(workload) {
+  suppressPackageStartupMessages(library(pyhooks))
+  repeats <- as.integer(Sys.getenv("BENCH_REPEATS", "5"))
+  steps <- as.integer(Sys.getenv(if (workload == "dnn") "BENCH_DNN_STEPS" else "BENCH_STEPS",
+                                 if (workload == "dnn") "300" else "1000"))
+  py <- reticulate::py_run_string("
 import time
 import rpycall
 
@@ -72,118 +83,246 @@ def time_plain(fn, n):
     return (time.perf_counter() - t) / n * 1e6
 ", convert = TRUE)
 
-input <- input_fn(mtcars, features = c("drat", "cyl"), response = "mpg", batch_size = 8L,
-                  num_epochs = NULL)
-model <- linear_regressor(feature_columns(column_numeric("drat")))
-
-builtin_hooks <- function() {
-  list(
-    hook_history_saver(every_n_step = 1),
-    hook_nan_tensor("training_loss:0"),
-    hook_global_step_waiter(wait_until_step = 0),
-    hook_step_counter(every_n_steps = 100),
-    hook_logging_tensor(list(loss = "training_loss"), every_n_iter = 100)
-  )
-}
-after_run_only <- function() {
-  session_run_hook(after_run = function(context, values) NULL)
-}
-all_five <- function() {
-  session_run_hook(
-    begin = function() NULL,
-    after_create_session = function(session, coord) NULL,
-    before_run = function(context) NULL,
-    after_run = function(context, values) NULL,
-    end = function(session) NULL
-  )
-}
-spec_before_run <- function() {  # SPEC §3's before_run: a structure built in R at every step
-  session_run_hook(
-    before_run = function(context) {
-      session_run_args(losses = context$session$graph$get_collection("losses"))
-    },
-    after_run = function(context, values) NULL
-  )
-}
-by_name <- function() {  # a name: reticulate makes a new Python string at every step
-  session_run_hook(
-    before_run = function(context) session_run_args(loss = "training_loss:0"),
-    after_run = function(context, values) NULL
-  )
-}
-variants <- list(
-  "none" = function() list(),
-  "(a) built-in hook_*() only" = builtin_hooks,
-  "(b) (a) + session_run_hook(after_run)" = function() c(builtin_hooks(), list(after_run_only())),
-  "(c) (a) + session_run_hook(all five)" = function() c(builtin_hooks(), list(all_five())),
-  "(d) (a) + session_run_hook(SPEC before_run, after_run)" = function() {
-    c(builtin_hooks(), list(spec_before_run()))
-  },
-  "(e) (a) + session_run_hook(before_run by name, after_run)" = function() {
-    c(builtin_hooks(), list(by_name()))
+  if (workload == "dnn") {
+    set.seed(1)
+    data <- as.data.frame(matrix(stats::rnorm(100000 * 20), ncol = 20,
+                                 dimnames = list(NULL, paste0("x", 1:20))))
+    data$y <- as.integer(rowSums(data[1:5]) + stats::rnorm(100000) > 0)
+    input <- input_fn(data, features = paste0("x", 1:20), response = "y", batch_size = 256L,
+                      num_epochs = NULL)
+    model <- dnn_classifier(c(64, 32), feature_columns(do.call(column_numeric,
+                                                               as.list(paste0("x", 1:20)))))
+  } else {
+    input <- input_fn(mtcars, features = c("drat", "cyl"), response = "mpg", batch_size = 8L,
+                      num_epochs = NULL)
+    model <- linear_regressor(feature_columns(column_numeric("drat")))
   }
-)
 
-run <- function(make_hooks) {
-  hooks <- c(make_hooks(), list(hook_progress_bar(writer = py$silent, mode = "plain")))
-  start <- proc.time()[["elapsed"]]
-  suppressMessages(train(model, input, steps = steps, hooks = hooks))
-  proc.time()[["elapsed"]] - start
-}
+  builtin_hooks <- function() {
+    list(
+      hook_history_saver(every_n_step = 1),
+      hook_nan_tensor("training_loss:0"),
+      hook_global_step_waiter(wait_until_step = 0),
+      hook_step_counter(every_n_steps = 100),
+      hook_logging_tensor(list(loss = "training_loss"), every_n_iter = 100)
+    )
+  }
+  after_run_only <- function() {
+    session_run_hook(after_run = function(context, values) NULL)
+  }
+  all_five <- function() {
+    session_run_hook(
+      begin = function() NULL,
+      after_create_session = function(session, coord) NULL,
+      before_run = function(context) NULL,
+      after_run = function(context, values) NULL,
+      end = function(session) NULL
+    )
+  }
+  spec_before_run <- function() { # SPEC §3's before_run: a structure built in R at every step
+    session_run_hook(
+      before_run = function(context) {
+        session_run_args(losses = context$session$graph$get_collection("losses"))
+      },
+      after_run = function(context, values) NULL
+    )
+  }
+  by_name <- function() { # a name: reticulate makes a new Python string at every step
+    session_run_hook(
+      before_run = function(context) session_run_args(loss = "training_loss:0"),
+      after_run = function(context, values) NULL
+    )
+  }
+  variants <- list(
+    "none" = function() list(),
+    "(a) built-in hook_*() only" = builtin_hooks,
+    "(b) (a) + session_run_hook(after_run)" = function() c(builtin_hooks(), list(after_run_only())),
+    "(c) (a) + session_run_hook(all five)" = function() c(builtin_hooks(), list(all_five())),
+    "(d) (a) + session_run_hook(SPEC before_run, after_run)" = function() {
+      c(builtin_hooks(), list(spec_before_run()))
+    },
+    "(e) (a) + session_run_hook(before_run by name, after_run)" = function() {
+      c(builtin_hooks(), list(by_name()))
+    }
+  )
 
-invisible(lapply(variants, run)) # warm up: graph, session, caches
-times <- matrix(NA_real_, repeats, length(variants), dimnames = list(NULL, names(variants)))
-for (i in seq_len(repeats)) {
-  for (v in sample(names(variants))) times[i, v] <- run(variants[[v]])
-}
-counted <- vapply(variants, function(make_hooks) {
-  runs <- vapply(seq_len(repeats), function(i) {
-    py$count_r_calls(TRUE)
-    on.exit(py$count_r_calls(FALSE))
-    run(make_hooks)
-    c(py$r_call_count(), py$r_call_seconds())
+  run <- function(make_hooks) {
+    hooks <- c(make_hooks(), list(hook_progress_bar(writer = py$silent, mode = "plain")))
+    start <- proc.time()[["elapsed"]]
+    suppressMessages(train(model, input, steps = steps, hooks = hooks))
+    proc.time()[["elapsed"]] - start
+  }
+
+  invisible(lapply(variants, run)) # warm up: graph, session, callables
+  times <- matrix(NA_real_, repeats, length(variants), dimnames = list(NULL, names(variants)))
+  for (i in seq_len(repeats)) {
+    for (v in sample(names(variants))) times[i, v] <- run(variants[[v]])
+  }
+  counted <- vapply(variants, function(make_hooks) {
+    runs <- vapply(seq_len(repeats), function(i) {
+      py$count_r_calls(TRUE)
+      on.exit(py$count_r_calls(FALSE))
+      run(make_hooks)
+      c(py$r_call_count(), py$r_call_seconds())
+    }, numeric(2))
+    c(calls = runs[1, 1] / steps, us = stats::median(runs[2, ]) / steps * 1e6)
   }, numeric(2))
-  c(calls = runs[1, 1] / steps, us = stats::median(runs[2, ]) / steps * 1e6)
-}, numeric(2))
+  per_step <- apply(times, 2, stats::median) / steps * 1e6
+  steps_table <- data.frame(
+    workload = workload, variant = names(variants), us_step = per_step,
+    calls_step = counted["calls", ], us_in_r_step = counted["us", ], row.names = NULL
+  )
 
-per_step <- apply(times, 2, stats::median) / steps * 1e6
-table <- data.frame(
-  variant = names(variants),
-  `us/step` = round(per_step, 1),
-  `vs none (us/step)` = round(per_step - per_step[["none"]], 1),
-  `vs (a) (us/step)` = round(per_step - per_step[[2]], 1),
-  `R calls/step` = round(counted["calls", ], 3),
-  `us in R/step` = round(counted["us", ], 1),
-  check.names = FALSE, row.names = NULL
-)
-cat(sprintf("train(): %d steps x %d repeats per variant, medians (R %s, reticulate %s)\n\n",
-            steps, repeats, getRversion(), utils::packageVersion("reticulate")))
-print(table, row.names = FALSE)
+  # One hook-method call from Python, without TensorFlow.
+  n <- 20000L
+  k <- 0
+  reference <- reticulate::py_eval("__import__('pyhooks').LambdaHook(after_run=lambda c, v: None)")
+  calls <- list(
+    "Python LambdaHook.after_run (reference)" = function() py$time_method(reference, "after_run", n),
+    "empty R function through reticulate (the floor)" = function() {
+      py$time_plain(reticulate::r_to_py(function() NULL, convert = FALSE), n)
+    },
+    "session_run_hook(after_run = function(context, values) NULL)" = function() {
+      py$time_method(after_run_only(), "after_run", n)
+    },
+    "session_run_hook(after_run = function(context, values) k <<- k + 1)" = function() {
+      py$time_method(session_run_hook(after_run = function(context, values) k <<- k + 1),
+                     "after_run", n)
+    },
+    "session_run_hook(after_run = ...) reading values$results" = function() {
+      py$time_method(session_run_hook(after_run = function(context, values) values$results),
+                     "after_run", 2000L)
+    },
+    "session_run_hook(after_run = ...) reading context$stop_requested" = function() {
+      py$time_method(session_run_hook(after_run = function(context, values) {
+        context$stop_requested
+      }), "after_run", 2000L)
+    },
+    "session_run_hook(after_run = ...): before_run not given" = function() {
+      py$time_method(after_run_only(), "before_run", n)
+    }
+  )
+  micro <- data.frame(workload = "one call", variant = names(calls),
+                      us_call = vapply(calls, function(f) f(), numeric(1)), row.names = NULL)
+  list(steps = steps_table, micro = micro,
+       about = sprintf("R %s, reticulate %s", getRversion(), utils::packageVersion("reticulate")))
+}
 
-# One hook-method call from Python, without TensorFlow.
-n <- 20000L
-k <- 0
-reference <- reticulate::py_eval("__import__('pyhooks').LambdaHook(after_run=lambda c, v: None)")
-micro <- data.frame(
-  call = c(
-    "Python LambdaHook.after_run (reference)",
-    "empty R function through reticulate (the floor)",
-    "session_run_hook(after_run = function(context, values) NULL)",
-    "session_run_hook(after_run = function(context, values) k <<- k + 1)",
-    "session_run_hook(after_run = ...) reading values$results",
-    "session_run_hook(after_run = ...) reading context$stop_requested",
-    "session_run_hook(after_run = ...): before_run not given"
-  ),
-  `us/call` = round(c(
-    py$time_method(reference, "after_run", n),
-    py$time_plain(reticulate::r_to_py(function() NULL, convert = FALSE), n),
-    py$time_method(after_run_only(), "after_run", n),
-    py$time_method(session_run_hook(after_run = function(context, values) k <<- k + 1), "after_run", n),
-    py$time_method(session_run_hook(after_run = function(context, values) values$results), "after_run", 2000L),
-    py$time_method(session_run_hook(after_run = function(context, values) context$stop_requested), "after_run", 2000L),
-    py$time_method(after_run_only(), "before_run", n)
-  ), 2),
-  check.names = FALSE
-)
-cat(sprintf("\nOne hook-method call from Python, no TensorFlow (%d calls, mean)\n\n", n))
-print(micro, row.names = FALSE)
+# --------------------------------------------------------------------------- printing
+md_table <- function(df) {
+  cells <- lapply(df, function(col) if (is.numeric(col)) formatC(col, format = "f", digits = 1,
+                                                                 big.mark = ",") else col)
+  widths <- mapply(function(name, col) max(nchar(c(name, col))), names(df), cells)
+  right <- vapply(df, is.numeric, logical(1))
+  pad <- function(x, w, r) formatC(x, width = w, flag = if (r) "" else "-")
+  line <- function(values) paste0("| ", paste(mapply(pad, values, widths, right), collapse = " | "),
+                                  " |")
+  rule <- paste0("|", paste(ifelse(right, paste0(strrep("-", widths + 1), ":"),
+                                   strrep("-", widths + 2)), collapse = "|"), "|")
+  cat(line(names(df)), rule, do.call(mapply, c(list(function(...) line(c(...))), cells)),
+      sep = "\n")
+  cat("\n")
+}
+
+per_call <- function(us, calls) ifelse(calls > 0.5, us / round(calls), NA_real_)
+
+print_one <- function(result) {
+  s <- result$steps
+  for (w in unique(s$workload)) {
+    cat(sprintf("train(), %s: medians (%s)\n\n", w, result$about))
+    t <- s[s$workload == w, ]
+    md_table(data.frame(variant = t$variant, `µs/step` = t$us_step,
+                        `vs none` = t$us_step - t$us_step[[1]],
+                        `R calls/step` = round(t$calls_step, 3), `µs in R/step` = t$us_in_r_step,
+                        `µs per R call` = per_call(t$us_in_r_step, t$calls_step),
+                        check.names = FALSE))
+  }
+  cat("One hook-method call from Python, no TensorFlow (mean)\n\n")
+  md_table(data.frame(call = result$micro$variant, `µs/call` = result$micro$us_call,
+                      check.names = FALSE))
+}
+
+print_compare <- function(rounds, base, n_rounds) {
+  steps <- do.call(rbind, lapply(rounds, `[[`, "steps"))
+  med <- stats::aggregate(cbind(us_step, calls_step, us_in_r_step) ~ side + workload + variant,
+                          steps, stats::median)
+  for (w in unique(steps$workload)) {
+    cat(sprintf("train(), %s: medians of %d rounds (%s)\n\n", w, n_rounds,
+                rounds[[1]]$about))
+    b <- med[med$side == "base" & med$workload == w, ]
+    t <- med[med$side == "this" & med$workload == w, ]
+    t <- t[match(b$variant, t$variant), ]
+    order <- match(unique(steps$variant), b$variant)
+    b <- b[order, ]
+    t <- t[order, ]
+    md_table(data.frame(
+      variant = b$variant, `µs/step before` = b$us_step, `µs/step after` = t$us_step,
+      `R calls/step` = paste(round(b$calls_step, 3), round(t$calls_step, 3), sep = " / "),
+      `µs in R/step before` = b$us_in_r_step, `µs in R/step after` = t$us_in_r_step,
+      `µs per R call before` = per_call(b$us_in_r_step, b$calls_step),
+      `µs per R call after` = per_call(t$us_in_r_step, t$calls_step),
+      `change per R call` = per_call(t$us_in_r_step, t$calls_step) -
+        per_call(b$us_in_r_step, b$calls_step),
+      check.names = FALSE
+    ))
+  }
+  micro <- do.call(rbind, lapply(rounds, function(r) cbind(r$micro, side = r$side)))
+  med <- stats::aggregate(us_call ~ side + variant, micro, stats::median)
+  b <- med[med$side == "base", ]
+  t <- med[med$side == "this", ][match(b$variant, med$variant[med$side == "this"]), ]
+  order <- match(unique(micro$variant), b$variant)
+  cat("One hook-method call from Python, no TensorFlow (mean; medians of rounds)\n\n")
+  md_table(data.frame(call = b$variant[order], `µs/call before` = b$us_call[order],
+                      `µs/call after` = t$us_call[order], check.names = FALSE))
+  cat(sprintf("before: %s, after: this checkout\n", base))
+}
+
+# --------------------------------------------------------------------------- driver
+worker_out <- Sys.getenv("BENCH_OUT")
+workloads <- strsplit(Sys.getenv("BENCH_WORKLOADS", "mtcars,dnn"), ",")[[1]]
+base <- Sys.getenv("BENCH_BASE")
+if (nzchar(worker_out)) { # a process of a comparison: one workload, results to a file
+  result <- measure(Sys.getenv("BENCH_WORKLOAD"))
+  saveRDS(result, worker_out)
+} else if (!nzchar(base)) {
+  results <- lapply(workloads, measure)
+  print_one(list(steps = do.call(rbind, lapply(results, `[[`, "steps")),
+                 micro = results[[1]]$micro, about = results[[1]]$about))
+} else {
+  repo <- dirname(dirname(this_file))
+  where <- tempfile("bench_base_")
+  dir.create(file.path(where, "lib"), recursive = TRUE)
+  on.exit(unlink(where, recursive = TRUE), add = TRUE)
+  status <- system(sprintf("git -C %s archive %s | tar -x -C %s", shQuote(repo), shQuote(base),
+                           shQuote(where)))
+  if (status != 0) stop("cannot read commit ", base, " of ", repo)
+  status <- system2("R", c("CMD", "INSTALL", "--no-test-load",
+                           paste0("--library=", file.path(where, "lib")),
+                           file.path(where, "r-package")), stdout = FALSE, stderr = FALSE)
+  if (status != 0) stop("cannot install the R package of ", base)
+  sides <- list(
+    base = c(sprintf("R_LIBS=%s", paste(c(file.path(where, "lib"), Sys.getenv("R_LIBS")),
+                                        collapse = ":")),
+             sprintf("PYTHONPATH=%s", where)),
+    this = character()
+  )
+  setwd(tempdir()) # no checkout in the processes' working directory
+  rounds <- list()
+  for (round in seq_len(as.integer(Sys.getenv("BENCH_ROUNDS", "3")))) {
+    for (w in workloads) {
+      for (side in sample(names(sides))) {
+        out <- tempfile(fileext = ".rds")
+        status <- system2("Rscript", this_file, env = c(
+          sides[[side]], sprintf("BENCH_OUT=%s", out), sprintf("BENCH_WORKLOAD=%s", w)))
+        if (status != 0) stop("the ", side, " process of ", w, " failed")
+        result <- readRDS(out)
+        result$steps$side <- side
+        result$side <- side
+        rounds[[length(rounds) + 1L]] <- result
+        message(sprintf("round %d, %s, %s done (load %s)", round, w, side,
+                        paste(readLines("/proc/loadavg", warn = FALSE), collapse = "")))
+      }
+    }
+  }
+  print_compare(rounds, base, round)
+}

@@ -1,8 +1,9 @@
 # Per-step cost in R of hooks during train(), and the number of R calls per step.
 #
 #   Rscript bench/bench_r_hooks.R                     this checkout
-#   BENCH_BASE=<commit> Rscript bench/bench_r_hooks.R this checkout beside <commit> (its R
-#                                                     package and Python installed in a temporary
+#   BENCH_BASE=<commit>[,<commit>...] Rscript bench/bench_r_hooks.R
+#                                                     this checkout beside those commits (their R
+#                                                     packages and Python installed in a temporary
 #                                                     directory), in alternating processes
 #
 # Workloads (BENCH_WORKLOADS=mtcars,dnn by default), each trained in one train() call:
@@ -25,6 +26,7 @@
 # A last table times one hook-method call from Python without TensorFlow.
 # With BENCH_BASE, BENCH_ROUNDS (3) rounds, each running every workload once per
 # side in random order, one process each; the tables give medians over rounds.
+# "µs per R call" is the time spent in R per step divided by the R calls per step.
 
 Sys.setenv(TF_CPP_MIN_LOG_LEVEL = Sys.getenv("TF_CPP_MIN_LOG_LEVEL", "2"))
 this_file <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)))
@@ -242,39 +244,35 @@ print_one <- function(result) {
                       check.names = FALSE))
 }
 
-print_compare <- function(rounds, base, n_rounds) {
+print_compare <- function(rounds, sides, n_rounds) {
   steps <- do.call(rbind, lapply(rounds, `[[`, "steps"))
   med <- stats::aggregate(cbind(us_step, calls_step, us_in_r_step) ~ side + workload + variant,
                           steps, stats::median)
+  variants <- unique(steps$variant)
   for (w in unique(steps$workload)) {
-    cat(sprintf("train(), %s: medians of %d rounds (%s)\n\n", w, n_rounds,
-                rounds[[1]]$about))
-    b <- med[med$side == "base" & med$workload == w, ]
-    t <- med[med$side == "this" & med$workload == w, ]
-    t <- t[match(b$variant, t$variant), ]
-    order <- match(unique(steps$variant), b$variant)
-    b <- b[order, ]
-    t <- t[order, ]
-    md_table(data.frame(
-      variant = b$variant, `µs/step before` = b$us_step, `µs/step after` = t$us_step,
-      `R calls/step` = paste(round(b$calls_step, 3), round(t$calls_step, 3), sep = " / "),
-      `µs in R/step before` = b$us_in_r_step, `µs in R/step after` = t$us_in_r_step,
-      `µs per R call before` = per_call(b$us_in_r_step, b$calls_step),
-      `µs per R call after` = per_call(t$us_in_r_step, t$calls_step),
-      `change per R call` = per_call(t$us_in_r_step, t$calls_step) -
-        per_call(b$us_in_r_step, b$calls_step),
-      check.names = FALSE
-    ))
+    cat(sprintf("train(), %s: medians of %d rounds (%s)\n\n", w, n_rounds, rounds[[1]]$about))
+    of <- lapply(stats::setNames(sides, sides), function(side) {
+      m <- med[med$side == side & med$workload == w, ]
+      m[match(variants, m$variant), ]
+    })
+    calls <- of[[sides[[1]]]]$calls_step
+    table <- data.frame(variant = variants, `R calls/step` = round(calls, 2), check.names = FALSE)
+    for (side in sides) table[[paste("µs/step", side)]] <- of[[side]]$us_step
+    for (side in sides) table[[paste("µs in R/step", side)]] <- of[[side]]$us_in_r_step
+    for (side in sides) {
+      table[[paste("µs per R call", side)]] <- per_call(of[[side]]$us_in_r_step, calls)
+    }
+    md_table(table)
   }
   micro <- do.call(rbind, lapply(rounds, function(r) cbind(r$micro, side = r$side)))
   med <- stats::aggregate(us_call ~ side + variant, micro, stats::median)
-  b <- med[med$side == "base", ]
-  t <- med[med$side == "this", ][match(b$variant, med$variant[med$side == "this"]), ]
-  order <- match(unique(micro$variant), b$variant)
+  table <- data.frame(call = unique(micro$variant))
+  for (side in sides) {
+    m <- med[med$side == side, ]
+    table[[paste("µs/call", side)]] <- m$us_call[match(table$call, m$variant)]
+  }
   cat("One hook-method call from Python, no TensorFlow (mean; medians of rounds)\n\n")
-  md_table(data.frame(call = b$variant[order], `µs/call before` = b$us_call[order],
-                      `µs/call after` = t$us_call[order], check.names = FALSE))
-  cat(sprintf("before: %s, after: this checkout\n", base))
+  md_table(table)
 }
 
 # --------------------------------------------------------------------------- driver
@@ -290,22 +288,25 @@ if (nzchar(worker_out)) { # a process of a comparison: one workload, results to 
                  micro = results[[1]]$micro, about = results[[1]]$about))
 } else {
   repo <- dirname(dirname(this_file))
+  bases <- strsplit(base, ",")[[1]]
   where <- tempfile("bench_base_")
-  dir.create(file.path(where, "lib"), recursive = TRUE)
   on.exit(unlink(where, recursive = TRUE), add = TRUE)
-  status <- system(sprintf("git -C %s archive %s | tar -x -C %s", shQuote(repo), shQuote(base),
-                           shQuote(where)))
-  if (status != 0) stop("cannot read commit ", base, " of ", repo)
-  status <- system2("R", c("CMD", "INSTALL", "--no-test-load",
-                           paste0("--library=", file.path(where, "lib")),
-                           file.path(where, "r-package")), stdout = FALSE, stderr = FALSE)
-  if (status != 0) stop("cannot install the R package of ", base)
-  sides <- list(
-    base = c(sprintf("R_LIBS=%s", paste(c(file.path(where, "lib"), Sys.getenv("R_LIBS")),
-                                        collapse = ":")),
-             sprintf("PYTHONPATH=%s", where)),
-    this = character()
-  )
+  sides <- list()
+  for (commit in bases) { # each commit's R package and Python, in a directory of its own
+    dir <- file.path(where, commit)
+    dir.create(file.path(dir, "lib"), recursive = TRUE)
+    status <- system(sprintf("git -C %s archive %s | tar -x -C %s", shQuote(repo),
+                             shQuote(commit), shQuote(dir)))
+    if (status != 0) stop("cannot read commit ", commit, " of ", repo)
+    status <- system2("R", c("CMD", "INSTALL", "--no-test-load",
+                             paste0("--library=", file.path(dir, "lib")),
+                             file.path(dir, "r-package")), stdout = FALSE, stderr = FALSE)
+    if (status != 0) stop("cannot install the R package of ", commit)
+    sides[[commit]] <- c(sprintf("R_LIBS=%s", paste(c(file.path(dir, "lib"), Sys.getenv("R_LIBS")),
+                                                    collapse = ":")),
+                         sprintf("PYTHONPATH=%s", dir))
+  }
+  sides[["this checkout"]] <- character()
   setwd(tempdir()) # no checkout in the processes' working directory
   rounds <- list()
   for (round in seq_len(as.integer(Sys.getenv("BENCH_ROUNDS", "3")))) {
@@ -324,5 +325,5 @@ if (nzchar(worker_out)) { # a process of a comparison: one workload, results to 
       }
     }
   }
-  print_compare(rounds, base, round)
+  print_compare(rounds, names(sides), round)
 }

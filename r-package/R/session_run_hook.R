@@ -217,13 +217,15 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
-  feed_dict <- as_py_list(feed_dict)
-  if (!is.null(feed_dict) && !is_py_object(feed_dict) &&
-    (!length(feed_dict) || is.null(names(feed_dict)) || !all(nzchar(names(feed_dict))))) {
-    cli::cli_abort(
-      "{.arg feed_dict} must be a named list (tensor name = value) or {.code NULL}.",
-      class = "pyhooks_error_argument"
-    )
+  if (!is.null(feed_dict)) {
+    feed_dict <- as_py_list(feed_dict)
+    if (!is_py_object(feed_dict) &&
+      (!length(feed_dict) || is.null(names(feed_dict)) || !all(nzchar(names(feed_dict))))) {
+      cli::cli_abort(
+        "{.arg feed_dict} must be a named list (tensor name = value) or {.code NULL}.",
+        class = "pyhooks_error_argument"
+      )
+    }
   }
   if (!is.null(options) && !is_py_object(options)) {
     cli::cli_abort(
@@ -231,8 +233,9 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
-  structure(list(fetches = fetches, feed_dict = feed_dict, options = options),
-            class = "pyhooks_session_run_args")
+  args <- list(fetches = fetches, feed_dict = feed_dict, options = options)
+  class(args) <- "pyhooks_session_run_args"
+  args
 }
 
 #' @export

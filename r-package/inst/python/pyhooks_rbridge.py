@@ -18,7 +18,8 @@ import sys
 import threading
 import warnings
 
-from pyhooks.hook import HOOK_METHODS, SessionRunArgs, SessionRunHook
+from pyhooks.hook import SessionRunArgs
+from pyhooks.hooks.lambda_hook import LambdaHook
 
 __all__ = ["RCallbackError", "RHook", "RLogHandler", "WarningCapture", "call_to_r",
            "install_log_handler", "r_formatter", "to_r"]
@@ -83,7 +84,7 @@ class RCallbackError(RuntimeError):
     """An R callback of a ``session_run_hook()`` signalled an R error."""
 
 
-class RHook(SessionRunHook):
+class RHook(LambdaHook):
     """A ``session_run_hook()``: each method calls the R function given for it.
 
     The R functions take no argument: while one runs, R reads the method's
@@ -103,16 +104,13 @@ class RHook(SessionRunHook):
     condition itself.
     """
 
-    hook_name = "session_run_hook()"
-
     def __init__(self, functions):
-        self._r = dict(functions)
-        self.pyhooks_methods = frozenset(self._r)
+        super().__init__(**functions, name="session_run_hook()")
         self.args = ()
         self.interrupted = False
 
     def _call(self, method, *args):
-        fn = self._r.get(method)
+        fn = self._fns.get(method)
         if fn is None:
             return None
         self.args = args
@@ -126,12 +124,6 @@ class RHook(SessionRunHook):
             raise RCallbackError(f"in `{method}` of a session_run_hook(): {error}") from None
         finally:
             self.args = ()
-
-    def begin(self):
-        self._call("begin")
-
-    def after_create_session(self, session, coord):
-        self._call("after_create_session", session, coord)
 
     def before_run(self, run_context):
         value = self._call("before_run", run_context)
@@ -149,15 +141,6 @@ class RHook(SessionRunHook):
         return SessionRunArgs(names_as_values(value.fetches, graph, "session_run_args()"),
                               value.feed_dict, value.options)
 
-    def after_run(self, run_context, run_values):
-        self._call("after_run", run_context, run_values)
-
-    def end(self, session):
-        self._call("end", session)
-
-    def after_error(self, session, error):
-        self._call("after_error", session, error)
-
     def arg(self, i):
         """The ``i``-th (0-based) argument of the running method."""
         try:
@@ -172,10 +155,6 @@ class RHook(SessionRunHook):
         values = self.args[1]
         return {"results": to_r(values.results), "options": values.options,
                 "run_metadata": values.run_metadata}
-
-    def __repr__(self):
-        methods = ", ".join(m for m in HOOK_METHODS if m in self._r)
-        return f"<session_run_hook(): {methods or 'no methods'}>"
 
 
 class RLogHandler(logging.Handler):

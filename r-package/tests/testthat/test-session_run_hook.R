@@ -208,6 +208,27 @@ test_that("before_run's value reaches Python whether it is new, repeated or NULL
   expect_identical(got, schedule)
 })
 
+test_that("a before_run value Python could not take is sent again, never replaced", {
+  skip_if_no_pyhooks()
+  good <- session_run_args(loss = "training_loss:0")
+  bad <- session_run_args(x = new.env()) # an environment has no Python value
+  use <- "good"
+  got <- list()
+  hook <- session_run_hook(
+    before_run = function(context) if (use == "good") good else bad,
+    after_run = function(context, values) got[[length(got) + 1L]] <<- values$results
+  )
+  model <- linear_regressor(mtcars_columns())
+  quiet_train(model, steps = 2, hooks = list(hook))
+  use <- "bad"
+  expect_error(quiet_train(model, steps = 1, hooks = list(hook)))
+  expect_error(quiet_train(model, steps = 1, hooks = list(hook)))
+  expect_identical(lengths(got), c(1L, 1L))
+  use <- "good"
+  quiet_train(model, steps = 1, hooks = list(hook))
+  expect_named(got[[3]], "loss")
+})
+
 test_that("a tensor or op name gives its value, in every R hook that takes names", {
   skip_if_no_pyhooks()
   got <- list()

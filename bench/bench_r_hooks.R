@@ -21,12 +21,14 @@
 #             (a new Python string at every step), after_run NULL
 # R calls are counted, and the time spent in them measured, by wrapping
 # reticulate's Python-to-R entry point (rpycall.call_r_function) in separate
-# runs of each variant: that time does not depend on TensorFlow's step time,
-# whose noise dominates the differences of wall time on a busy machine.
-# A last table times one hook-method call from Python without TensorFlow.
+# runs of each variant: the CPU time of the calling thread (time.thread_time),
+# which neither TensorFlow's step time nor the other processes of a busy
+# machine change, unlike the wall time of a step.
+# A last table times one hook-method call from Python without TensorFlow (CPU
+# time of the thread, too).
 # With BENCH_BASE, BENCH_ROUNDS (3) rounds, each running every workload once per
 # side in random order, one process each; the tables give medians over rounds.
-# "µs per R call" is the time spent in R per step divided by the R calls per step.
+# "CPU µs per R call" is the CPU time in R per step divided by the R calls per step.
 
 Sys.setenv(TF_CPP_MIN_LOG_LEVEL = Sys.getenv("TF_CPP_MIN_LOG_LEVEL", "2"))
 this_file <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)))
@@ -46,11 +48,11 @@ r_calls = [0, 0.0]
 
 def _counting(f, *args, **kwargs):
     r_calls[0] += 1
-    start = time.perf_counter()
+    start = time.thread_time()
     try:
         return _entry(f, *args, **kwargs)
     finally:
-        r_calls[1] += time.perf_counter() - start
+        r_calls[1] += time.thread_time() - start
 
 def count_r_calls(on):
     rpycall.call_r_function = _counting if on else _entry
@@ -73,16 +75,16 @@ def time_method(hook, method, n):
     fn = getattr(hook, method)
     args = {'after_run': (ctx, vals), 'before_run': (ctx,)}[method]
     fn(*args)
-    t = time.perf_counter()
+    t = time.thread_time()
     for _ in range(n):
         fn(*args)
-    return (time.perf_counter() - t) / n * 1e6
+    return (time.thread_time() - t) / n * 1e6
 
 def time_plain(fn, n):
-    t = time.perf_counter()
+    t = time.thread_time()
     for _ in range(n):
         fn()
-    return (time.perf_counter() - t) / n * 1e6
+    return (time.thread_time() - t) / n * 1e6
 ", convert = TRUE)
 
   if (workload == "dnn") {
@@ -235,12 +237,12 @@ print_one <- function(result) {
     t <- s[s$workload == w, ]
     md_table(data.frame(variant = t$variant, `µs/step` = t$us_step,
                         `vs none` = t$us_step - t$us_step[[1]],
-                        `R calls/step` = round(t$calls_step, 3), `µs in R/step` = t$us_in_r_step,
-                        `µs per R call` = per_call(t$us_in_r_step, t$calls_step),
+                        `R calls/step` = round(t$calls_step, 3), `CPU µs in R/step` = t$us_in_r_step,
+                        `CPU µs per R call` = per_call(t$us_in_r_step, t$calls_step),
                         check.names = FALSE))
   }
   cat("One hook-method call from Python, no TensorFlow (mean)\n\n")
-  md_table(data.frame(call = result$micro$variant, `µs/call` = result$micro$us_call,
+  md_table(data.frame(call = result$micro$variant, `CPU µs/call` = result$micro$us_call,
                       check.names = FALSE))
 }
 
@@ -257,11 +259,12 @@ print_compare <- function(rounds, sides, n_rounds) {
     })
     calls <- of[[sides[[1]]]]$calls_step
     table <- data.frame(variant = variants, `R calls/step` = round(calls, 2), check.names = FALSE)
-    for (side in sides) table[[paste("µs/step", side)]] <- of[[side]]$us_step
-    for (side in sides) table[[paste("µs in R/step", side)]] <- of[[side]]$us_in_r_step
     for (side in sides) {
-      table[[paste("µs per R call", side)]] <- per_call(of[[side]]$us_in_r_step, calls)
+      table[[paste("CPU µs per R call", side)]] <- per_call(of[[side]]$us_in_r_step, calls)
     }
+    first <- table[[paste("CPU µs per R call", sides[[1]])]]
+    table[["change"]] <- table[[paste("CPU µs per R call", sides[[length(sides)]])]] - first
+    for (side in sides) table[[paste("µs/step (wall)", side)]] <- of[[side]]$us_step
     md_table(table)
   }
   micro <- do.call(rbind, lapply(rounds, function(r) cbind(r$micro, side = r$side)))
@@ -269,7 +272,7 @@ print_compare <- function(rounds, sides, n_rounds) {
   table <- data.frame(call = unique(micro$variant))
   for (side in sides) {
     m <- med[med$side == side, ]
-    table[[paste("µs/call", side)]] <- m$us_call[match(table$call, m$variant)]
+    table[[paste("CPU µs/call", side)]] <- m$us_call[match(table$call, m$variant)]
   }
   cat("One hook-method call from Python, no TensorFlow (mean; medians of rounds)\n\n")
   md_table(table)

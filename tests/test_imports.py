@@ -166,6 +166,22 @@ def test_the_known_cycle_is_still_there():
     assert all(cycle in cycles(graph()) for cycle in KNOWN_CYCLES)
 
 
+def test_the_backend_members_are_read_in_one_module():
+    """The optional ``pyhooks_*`` members of creators, sessions and hooks are the protocol
+    of pyhooks/_backend.py: no other module looks them up by name."""
+    readers = []
+    for name, path in modules().items():
+        if name == "pyhooks._backend":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "hasattr") and len(node.args) > 1
+                    and isinstance(node.args[1], ast.Constant)
+                    and str(node.args[1].value).startswith("pyhooks_")):
+                readers.append(f"{name}:{node.lineno} {node.args[1].value}")
+    assert readers == []
+
+
 def _import_alone(name):
     return name, subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT,
                                 capture_output=True, text=True, timeout=600,

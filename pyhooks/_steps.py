@@ -97,33 +97,43 @@ class HookedStep:
         Raises:
             RuntimeError: two parties feed the same tensor.
         """
-        before, after, sinks, start = self._before_hooks, self._after_hooks, None, None
         if self._timing:
-            sinks = [sink for sink in map(span_sink, self._timing) if sink is not None] or None
-            if sinks:
-                before, after, start = _timed(before, sinks), _timed(after, sinks), perf_counter()
+            sinks = [sink for sink in map(span_sink, self._timing) if sink is not None]
+            if sinks:  # a timed step: its hooks stand in spans, and so does the whole step
+                start = perf_counter()
+                try:
+                    return self._request(context, _timed(self._before_hooks, sinks),
+                                         _timed(self._after_hooks, sinks), caller, feed_dict,
+                                         options, fetch_only, sinks, start)
+                except BaseException:
+                    self._end_span(sinks, start)
+                    raise
+        return self._request(context, self._before_hooks, self._after_hooks, caller, feed_dict,
+                             options, fetch_only, None, None)
+
+    def _request(self, context, before, after, caller, feed_dict, options, fetch_only, sinks,
+                 start):
+        args_list = []
         try:
-            args_list = _before_run(before, context)
-            fetches_list, merge = [], feed_dict is not None or options is not None
-            for hook, args in zip(before, args_list):
-                if args is None:
-                    fetches_list.append(None)
-                    continue
+            for hook in before:
+                args_list.append(hook.before_run(context))
+        except BaseException as error:
+            add_hook_note(error, hook, "before_run")
+            raise
+        fetches_list, merge = [], feed_dict is not None or options is not None
+        for args in args_list:
+            if args is None:
+                fetches_list.append(None)
+            else:
                 fetches_list.append(args[0])
                 if args[1] or args[2] is not None:
-                    if fetch_only is not None and (args[1] or args[2].ByteSize()):
-                        error = ValueError(fetch_only)
-                        add_hook_note(error, hook, "before_run")
-                        raise error
                     merge = True
-            if merge:
-                feed_dict, options = merge_requests(args_list, feed_dict, options)
-            plan = self._plans.get(caller, fetches_list)
-        except BaseException:
-            self._end_span(sinks, start)
-            raise
-        return _new_tuple(StepRequest, (context, args_list, plan, feed_dict, options, after, sinks,
-                                        start))
+        if merge:
+            if fetch_only is not None:
+                _refuse_feeds(before, args_list, fetch_only)
+            feed_dict, options = merge_requests(args_list, feed_dict, options)
+        return _new_tuple(StepRequest, (context, args_list, self._plans.get(caller, fetches_list),
+                                        feed_dict, options, after, sinks, start))
 
     def after(self, request, values, options, run_metadata):
         """``after_run`` on every hook with exactly the results it asked for (from the plan's
@@ -175,15 +185,13 @@ class HookedStep:
                 sink.append(span)
 
 
-def _before_run(hooks, context):
-    args_list = []
-    try:
-        for hook in hooks:
-            args_list.append(hook.before_run(context))
-    except BaseException as error:
-        add_hook_note(error, hook, "before_run")
-        raise
-    return args_list
+def _refuse_feeds(hooks, args_list, message):
+    """``ValueError(message)``, noted with the first hook asking for feeds or ``RunOptions``."""
+    for hook, args in zip(hooks, args_list):
+        if args is not None and (args[1] or (args[2] is not None and args[2].ByteSize())):
+            error = ValueError(message)
+            add_hook_note(error, hook, "before_run")
+            raise error
 
 
 def _after_positions(before_hooks, after_hooks):

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from pyhooks._steps import new_run_options
+import sys
 
-__all__ = ["merge_requests"]
+__all__ = ["merge_requests", "new_run_metadata", "new_run_options"]
+
+
+def new_run_options():
+    """An empty ``RunOptions`` (what TensorFlow hands ``after_run``), or ``None`` without TF."""
+    config = sys.modules.get("tensorflow.core.protobuf.config_pb2")
+    return None if config is None else config.RunOptions()
+
+
+def new_run_metadata():
+    """An empty ``RunMetadata``, or ``None`` without TensorFlow (never imports it)."""
+    config = sys.modules.get("tensorflow.core.protobuf.config_pb2")
+    return None if config is None else config.RunMetadata()
 
 
 def _feed_name(key):

@@ -45,40 +45,19 @@ functions here are what those arguments do:
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import json
 import logging
 import os
-from collections import namedtuple
 
 from pyhooks.errors import PyhooksError
 from pyhooks.hook import SessionRunHook, check_hooks
-from pyhooks.hooks._common import check_bool, current_backend
+from pyhooks.hooks._common import check_bool
+from pyhooks.hooks._workers import Worker, worker_path, worker_scope
 
 __all__ = ["PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker", "find_worker",
            "reduce_output", "worker_hooks", "worker_path", "worker_scope"]
 
 _log = logging.getLogger("pyhooks")
-_graph_worker = contextvars.ContextVar("pyhooks_graph_worker", default=None)
-
-
-class Worker(namedtuple("Worker", "task_type task_id is_chief num_workers index")):
-    """Where this process stands in a cluster.
-
-    Attributes:
-        task_type, task_id: the task (``"worker"``, 1), ``None`` if unknown.
-        is_chief: whether this process writes the files and runs chief-only hooks.
-        num_workers: how many processes train together (1 for one-process strategies).
-        index: this process's position among them (0 .. num_workers - 1).
-    """
-
-    __slots__ = ()
-
-    @property
-    def name(self):
-        return (f"{self.task_type} {self.task_id}" if self.task_type is not None
-                else "this worker")
 
 
 class PerReplicaOutputError(PyhooksError, TypeError):
@@ -170,39 +149,6 @@ def worker_hooks(hooks, chief_only_hooks, worker, agree_every_n_steps=None, stra
     return hooks
 
 
-# --------------------------------------------------------------------------- per-worker files
-def worker_path(path, is_file=False):
-    """``path``, or on a non-chief worker its own place below it (TensorFlow's convention).
-
-    Call it in ``begin()``: the worker is the current backend's (see
-    :mod:`pyhooks.hooks._common`), or in a graph the one of :func:`worker_scope`
-    (an estimator trained under a strategy sets it). A directory ``d`` becomes
-    ``d/tmp_<task_type>_<task_id>``; a file ``d/f`` (``is_file``) ``d/tmp_<...>/f``.
-    ``None`` and ``""`` stay as they are, as does every path on the chief and
-    without a strategy.
-    """
-    backend = current_backend()
-    worker = getattr(backend, "worker", None) if backend is not None else _graph_worker.get()
-    if not path or worker is None or worker.is_chief:
-        return path
-    path = os.fspath(path)
-    own = f"tmp_{worker.task_type}_{worker.task_id}" if worker.task_type is not None else "tmp"
-    if is_file:
-        directory, name = os.path.split(path)
-        return os.path.join(directory, own, name)
-    return os.path.join(path, own)
-
-
-@contextlib.contextmanager
-def worker_scope(worker):
-    """Makes ``worker`` (a :class:`Worker`) the one :func:`worker_path` uses for graph sessions."""
-    token = _graph_worker.set(worker)
-    try:
-        yield worker
-    finally:
-        _graph_worker.reset(token)
-
-
 # --------------------------------------------------------------------------- stopping together
 class StopAgreementHook(SessionRunHook):
     """Makes all workers stop after the same step; reports this worker's failure to the others.
@@ -241,11 +187,9 @@ class StopAgreementHook(SessionRunHook):
 
     def after_run(self, run_context, run_values):
         self._steps += 1
-        if run_context.stop_requested:
+        if run_context.defer_stop():  # held until the vote: then every worker stops together
             self._pending = True
         if self._steps % self._every:
-            if run_context.stop_requested:  # wait for the next agreement, with the others
-                run_context._stop_requested = False  # noqa: SLF001 - deferred, not dropped
             return
         import numpy as np
 

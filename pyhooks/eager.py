@@ -54,222 +54,15 @@ FeedFnHook refuses in ``begin()`` (feed the step function instead).
 
 from __future__ import annotations
 
-import numpy as np
+import contextlib
 
-from pyhooks.distribute import reduce_output
-from pyhooks.errors import HookSetupError, PyhooksError
-from pyhooks.hooks._common import backend_scope, to_numpy
+from pyhooks import distribute
+from pyhooks._outputs import (GLOBAL_STEP_READ, LOSS, STEP, Evaluator, StepGraph,  # noqa: F401
+                              StepOutputError, has_output)
+from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks._workers import worker_scope
 
 __all__ = ["EagerSession", "EagerSessionCreator", "StepOutputError"]
-
-
-class StepOutputError(PyhooksError, LookupError):
-    """A fetch names an output the step does not produce (the message lists those it has)."""
-
-
-class Output:
-    """A step output by name: what a string fetch means on this backend."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"<step output {self.name!r}>"
-
-
-class _Loss:
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<the step's loss: output 'losses', else 'loss'>"
-
-
-class _GlobalStepRead:
-    __slots__ = ()
-    name = "global_step"
-
-    def __repr__(self):
-        return "<global step read: the value before the step>"
-
-
-class _Step:
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<run one step>"
-
-
-LOSS = _Loss()
-GLOBAL_STEP_READ = _GlobalStepRead()
-STEP = _Step()  # what the runner sends in place of a None fetch (``pyhooks_step_fetch``)
-_NAME, _LOSS_KIND, _STEP_READ, _RUN = 1, 2, 3, 4
-_KINDS = {str: _NAME, Output: _NAME, _Loss: _LOSS_KIND, _GlobalStepRead: _STEP_READ, _Step: _RUN}
-_READS = (_STEP_READ,)  # fetches that read the global step: no step needed
-_kind = _KINDS.get
-
-
-def _map(fn, fetches):
-    """``fetches`` with every leaf replaced by ``fn(leaf)``, same containers."""
-    cls = type(fetches)
-    if cls is list:
-        return [_map(fn, f) for f in fetches]
-    if cls is dict:
-        return {k: _map(fn, v) for k, v in fetches.items()}
-    if cls is tuple:
-        return tuple(_map(fn, f) for f in fetches)
-    if isinstance(fetches, dict):
-        result = cls()
-        result.update((k, _map(fn, v)) for k, v in fetches.items())
-        return result
-    if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
-        return cls(*(_map(fn, f) for f in fetches))
-    if isinstance(fetches, (list, tuple)):
-        return cls(_map(fn, f) for f in fetches)
-    return fn(fetches)
-
-
-def _has_output(fetches):
-    """True if ``fetches`` names a step output (or is the step itself): running it takes a step."""
-    kind = _kind(type(fetches))
-    if kind is not None:
-        return kind not in _READS
-    if isinstance(fetches, dict):
-        fetches = fetches.values()
-    elif not isinstance(fetches, (list, tuple)):
-        return isinstance(fetches, str)  # a str subclass
-    for fetch in fetches:
-        kind = _kind(type(fetch))
-        if kind is None:
-            if _has_output(fetch):
-                return True
-        elif kind not in _READS:
-            return True
-    return False
-
-
-class StepGraph:
-    """The graph-like object of a non-graph session: collections, lookups, the global step.
-
-    It is the *backend* of :mod:`pyhooks.hooks._common` while hooks run ``begin()``.
-    ``get_collection("losses")`` is ``[the step's loss]`` (so SPEC §3's custom R
-    hook runs unchanged), ``"pyhooks_training_loss"`` the ``"loss"`` output and
-    ``"global_step"`` the global step variable.
-    """
-
-    finalized = True
-    worker = None  # under a strategy: this process's pyhooks.distribute.Worker (per-worker paths)
-
-    def __init__(self, global_step, kind="eager", expose=None):
-        self._global_step = global_step
-        self._expose = expose  # called before anyone is given the variable (eager: _Stepper)
-        self.kind = kind
-
-    @property
-    def global_step(self):
-        """The global step variable (up to date: see :meth:`_Stepper.expose`)."""
-        if self._expose is not None:
-            self._expose()
-        return self._global_step
-
-    def get_collection(self, key, scope=None):
-        if key == "losses":
-            return [LOSS]
-        if key == "pyhooks_training_loss":
-            return [Output("loss")]
-        if key == "global_step":
-            return [self.global_step]
-        return []
-
-    def finalize(self):
-        pass
-
-    def as_graph_element(self, obj):
-        return self.element(obj, "fetch", "graph")
-
-    # -- the backend protocol (pyhooks.hooks._common)
-    def global_step_read(self, hook_name=None, required=True):
-        """The fetch of the global step before the step (the graph's read tensor)."""
-        return GLOBAL_STEP_READ
-
-    def element(self, value, what, hook_name):
-        if isinstance(value, str):
-            return Output(value[:-2] if value.endswith(":0") else value)
-        if isinstance(value, (Output, _Loss, _GlobalStepRead)) or callable(
-                getattr(value, "numpy", None)):
-            return value
-        raise HookSetupError(f"{hook_name}: {what} {value!r} is neither a step output name nor a "
-                             f"variable ({self.kind} backend: name outputs as strings, e.g. 'loss').")
-
-
-class _Evaluator:
-    """Evaluates fetch structures against one step's outputs (eager session, Keras session)."""
-
-    _outputs = None  # the last step's outputs: {name: value}
-    _converted_for = None  # the outputs whose numpy values _converted holds
-    _converted = None
-    _where = "the step function"
-    _strategy = None  # a tf.distribute strategy: PerReplica outputs are combined when fetched
-
-    def pyhooks_check_fetches(self, fetches):
-        """Raises what fetching ``fetches`` from the last step would (nothing before a step).
-
-        The runners call it on an error, to name the hook that asked for a bad fetch.
-        """
-        if self._outputs is not None:
-            self._evaluate(fetches, self._outputs, 0)
-
-    def _evaluate(self, fetches, outputs, step_before):
-        cls = type(fetches)
-        leaf = self._leaf
-        if cls is list:  # the runner's flat list of leaves: the hot path
-            return [leaf(fetch, outputs, step_before) for fetch in fetches]
-        if cls in _KINDS:
-            return leaf(fetches, outputs, step_before)
-        if cls is dict:
-            return {key: leaf(fetch, outputs, step_before) for key, fetch in fetches.items()}
-        return _map(lambda fetch: leaf(fetch, outputs, step_before), fetches)
-
-    def _leaf(self, fetch, outputs, step_before):
-        kind = _kind(type(fetch))
-        if kind == _NAME:
-            name = fetch if type(fetch) is str else fetch.name
-        elif kind == _STEP_READ:
-            return np.int64(step_before)
-        elif kind == _LOSS_KIND:
-            name = "losses" if "losses" in outputs else "loss"
-        elif kind == _RUN:
-            return None
-        elif isinstance(fetch, (list, tuple, dict)):
-            return self._evaluate(fetch, outputs, step_before)
-        elif isinstance(fetch, str):
-            name = str(fetch)
-        else:
-            convert = getattr(fetch, "numpy", None)
-            if convert is None or not callable(convert):
-                raise TypeError(f"{type(self).__name__} cannot fetch {fetch!r} "
-                                f"({type(fetch).__name__}): fetch step output names (str), "
-                                "variables, or nested lists/tuples/dicts of them.")
-            return convert()
-        return self._output(name, outputs)
-
-    def _output(self, name, outputs):
-        """The numpy value of output ``name``, converted once per step."""
-        if self._converted_for is not outputs:
-            self._converted, self._converted_for = {}, outputs
-        value = self._converted.get(name)
-        if value is None:
-            value = outputs[name] if name in outputs else self._missing(name, outputs)
-            if self._strategy is not None:
-                value = reduce_output(self._strategy, name, value)
-            value = self._converted[name] = to_numpy(value)
-        return value
-
-    def _missing(self, name, outputs):
-        have = ", ".join(map(str, outputs)) or "nothing"
-        raise StepOutputError(f"{self._where} has no output {name!r}; its outputs are: {have}.")
-
 
 
 class _Stepper:
@@ -371,7 +164,7 @@ def _as_dict(outputs):
     return {} if outputs is None else outputs
 
 
-class EagerSession(_Evaluator):
+class EagerSession(Evaluator):
     """One step per ``run()``; see the module docstring for what may be fetched.
 
     Attributes:
@@ -390,7 +183,7 @@ class EagerSession(_Evaluator):
     @property
     def outputs(self):
         """The names of the outputs of the last step (``None`` before the first)."""
-        return None if self._outputs is None else list(self._outputs)
+        return None if self.last_outputs is None else list(self.last_outputs)
 
     def run(self, fetches=None, feed_dict=None, options=None, run_metadata=None):
         """Runs one step (if ``fetches`` is None or names an output) and returns the fetched values.
@@ -411,14 +204,14 @@ class EagerSession(_Evaluator):
             raise ValueError("EagerSession: RunOptions (e.g. tracing) have no effect on an eager "
                              "step; profile with tf.profiler.experimental.start()/stop() instead.")
         stepper = self._stepper
-        if fetches is not None and not _has_output(fetches):
-            return self._evaluate(fetches, self._outputs or {}, stepper.value)
+        if fetches is not None and not has_output(fetches):
+            return self.evaluate(fetches, self.last_outputs or {}, stepper.value)
         before = stepper.value
         outputs = stepper.step()
         if not isinstance(outputs, dict):
             outputs = self._wrap(outputs)
-        self._outputs = outputs
-        return None if fetches is None else self._evaluate(fetches, outputs, before)
+        self.last_outputs = outputs
+        return None if fetches is None else self.evaluate(fetches, outputs, before)
 
     def _wrap(self, outputs):
         if hasattr(outputs, "keys") and hasattr(outputs, "__getitem__"):
@@ -430,7 +223,7 @@ class EagerSession(_Evaluator):
 
     def pyhooks_read(self, fetches):
         """Values of ``fetches`` without running a step: variables, and the last step's outputs."""
-        return self._evaluate(fetches, self._outputs or {}, self._stepper.value)
+        return self.evaluate(fetches, self.last_outputs or {}, self._stepper.value)
 
     def close(self):
         self._closed = True
@@ -473,8 +266,6 @@ class EagerSessionCreator:
                  chief_only_hooks=None, agree_every_n_steps=1):
         import tensorflow as tf
 
-        from pyhooks import distribute
-
         if not callable(step_fn):
             raise TypeError(f"`step_fn` must be callable, got {step_fn!r}.")
         if not tf.executing_eagerly():
@@ -492,7 +283,7 @@ class EagerSessionCreator:
         self._stepper = _Stepper(step_fn, global_step, hidden)
         self.graph = StepGraph(global_step, expose=self._stepper.expose if hidden else None)
         self._strategy = strategy
-        self.graph.worker = self.worker = distribute.find_worker(strategy, is_chief)
+        self.worker = distribute.find_worker(strategy, is_chief)
         self._chief_only_hooks = chief_only_hooks
         self._agree_every_n_steps = agree_every_n_steps
         distribute.worker_hooks((), chief_only_hooks, self.worker, agree_every_n_steps,
@@ -501,8 +292,6 @@ class EagerSessionCreator:
     def pyhooks_hooks(self, hooks):
         """The hooks :class:`pyhooks.MonitoredSession` runs: ``hooks``, the chief-only ones
         on the chief, and with several workers a stop agreement (last)."""
-        from pyhooks import distribute
-
         return distribute.worker_hooks(hooks, self._chief_only_hooks, self.worker,
                                        self._agree_every_n_steps, self._strategy)
 
@@ -511,9 +300,12 @@ class EagerSessionCreator:
         """The global step variable (an int64 ``tf.Variable`` unless given), up to date."""
         return self.graph.global_step
 
+    @contextlib.contextmanager
     def pyhooks_hook_scope(self):
-        """The context in which :class:`pyhooks.MonitoredSession` runs the hooks' ``begin()``."""
-        return backend_scope(self.graph)
+        """The context in which :class:`pyhooks.MonitoredSession` runs the hooks' ``begin()``:
+        their lookups answered by this backend, this process's worker for their files."""
+        with backend_scope(self.graph), worker_scope(self.worker):
+            yield
 
     def create_session(self):
         return EagerSession(self)

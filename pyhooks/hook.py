@@ -20,7 +20,9 @@ Call order, as driven by :class:`pyhooks.MonitoredSession`::
             for hook in hooks:
                 hook.after_run(context, SessionRunValues(results[hook], ...))
             # context.request_stop() -> should_stop() is True after this step;
-            # a further run() raises RuntimeError
+            # a further run() raises RuntimeError; a later hook may hold the
+            # request with context.defer_stop() (pyhooks: the workers' stop
+            # agreement holds it until the next vote) and request it again then
             # AbortedError / UnavailableError (MonitoredSession only):
             #   session = creator.create_session()   # begin() is NOT re-run
             #   for hook in hooks: hook.after_create_session(session, coord)
@@ -61,6 +63,8 @@ import contextvars
 import sys
 from collections import namedtuple
 from collections.abc import Mapping
+
+from pyhooks._backend import methods_of
 
 __all__ = ["RunInfo", "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
            "run_info"]
@@ -165,6 +169,22 @@ class SessionRunContext:
         """Ends the loop after the current step."""
         self._stop_requested = True
 
+    def defer_stop(self):
+        """pyhooks only: holds the stop requested so far in this step; the loop goes on.
+
+        For the one hook that decides when requests take effect: the workers'
+        stop agreement (:class:`pyhooks.distribute.StopAgreementHook`, last in the
+        list) holds a request until the next vote, then every worker stops after
+        the same step. The caller owns the request from now on and calls
+        :meth:`request_stop` when it is due; ``stop_requested`` is false for the
+        rest of this step.
+
+        Returns:
+            whether a stop had been requested.
+        """
+        requested, self._stop_requested = self._stop_requested, False
+        return requested
+
     def __repr__(self):
         return f"SessionRunContext(stop_requested={self._stop_requested})"
 
@@ -261,7 +281,7 @@ def overridden_methods(hook) -> frozenset:
     set explicitly through a ``pyhooks_methods`` attribute (``LambdaHook`` and R
     hooks do).
     """
-    explicit = getattr(hook, "pyhooks_methods", None)
+    explicit = methods_of(hook)
     if explicit is not None:
         return frozenset(explicit)
     bases = [SessionRunHook]

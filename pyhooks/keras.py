@@ -43,19 +43,19 @@ except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError("pyhooks.keras_callback needs Keras 3 with TensorFlow: "
                       "pip install tensorflow keras") from error
 
-from pyhooks._plans import PlanCache
-from pyhooks._steps import (FETCH_ERRORS, Coordinator, after_positions, call,
-                            call_after_error, call_after_run, call_before_run, call_end,
-                            is_end_of_input, new_run_metadata, new_run_options,
-                            note_fetch_owner, results_of_after_hooks)
-from pyhooks.eager import StepGraph, _Evaluator, _has_output
-from pyhooks.errors import add_hook_note
+from pyhooks import distribute
+from pyhooks._feeds import new_run_metadata, new_run_options
+from pyhooks._outputs import Evaluator, StepGraph, has_output
+from pyhooks._steps import (Coordinator, HookedStep, call, call_after_error, call_end,
+                            is_end_of_input)
 from pyhooks.hook import RunInfo, SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks._workers import worker_scope
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
 
 _CALLER_ARGS = SessionRunArgs(None)
+_FETCH_ONLY = "feed_dict and RunOptions have no meaning in model.fit; a hook can only fetch."
 
 
 def keras_callback(hooks, global_step=None, chief_only_hooks=None, is_chief=None,
@@ -83,8 +83,6 @@ def keras_callback(hooks, global_step=None, chief_only_hooks=None, is_chief=None
     """
     import tensorflow as tf
 
-    from pyhooks import distribute
-
     if strategy is None and is_chief is None and tf.distribute.has_strategy():
         strategy = tf.distribute.get_strategy()
     worker = distribute.find_worker(strategy, is_chief)
@@ -93,7 +91,7 @@ def keras_callback(hooks, global_step=None, chief_only_hooks=None, is_chief=None
     return callback
 
 
-class KerasSession(_Evaluator):
+class KerasSession(Evaluator):
     """The "session" hooks see inside ``model.fit``: reads only; Keras runs the batches."""
 
     _where = "model.fit's batch"
@@ -104,15 +102,15 @@ class KerasSession(_Evaluator):
 
     def run(self, fetches=None, feed_dict=None, options=None, run_metadata=None):
         """Reads variables and the global step; a batch cannot be run from here."""
-        if fetches is None or _has_output(fetches):
+        if fetches is None or has_output(fetches):
             raise RuntimeError("Inside model.fit Keras runs the batches: a hook cannot run one "
                                "with session.run(); ask for outputs (the batch's logs, e.g. "
                                "'loss') in before_run() instead.")
-        return self._evaluate(fetches, {}, self.step)
+        return self.evaluate(fetches, {}, self.step)
 
     def pyhooks_read(self, fetches):
         """Values of ``fetches``: variables, and the last batch's logs."""
-        return self._evaluate(fetches, self._outputs or {}, self.step)
+        return self.evaluate(fetches, self.last_outputs or {}, self.step)
 
     def close(self):
         pass
@@ -150,21 +148,15 @@ class HooksCallback(keras.callbacks.Callback):
         using = hooks_by_method(self.hooks)
         self._begin_hooks = using["begin"]
         self._after_create_hooks = using["after_create_session"]
-        self._before_hooks = using["before_run"]
-        self._after_hooks = using["after_run"]
         self._end_hooks = using["end"]
         self._error_hooks = using["after_error"]
+        self._hooked = HookedStep(self.hooks, name=("model.fit", "batch"))
         self._global_step = global_step
         self.session = None
         self._active = False
         self._guard = None
-        self._context = None
         self._first_batch = 0
-        self._plans = PlanCache()  # a batch's fetches
-        self._after_positions = after_positions(self._before_hooks, self._after_hooks)
-        self._plan = None
-        self._asked = ()  # the batch's args_list
-        self._step_hooks = bool(self._before_hooks or self._after_hooks)
+        self._request = None  # the batch's, from the hooks' before_run
         self._run = None  # this fit's RunInfo (its steps known at the first epoch)
 
     # -- lifetime
@@ -176,16 +168,15 @@ class HooksCallback(keras.callbacks.Callback):
         if not isinstance(step, tf.Variable):
             step = getattr(step, "value", step)  # a Keras variable's tf.Variable
         graph = StepGraph(step, kind="keras")
-        graph.worker = self.worker
         self.session = None  # as in a graph: after_error gets no session while begin() runs
         session = KerasSession(graph)
-        self._plans.clear()
+        self._hooked.new_session()
         self._active = True
         self._run = RunInfo(mode="train")
         self._install_guard(model)
         coord = Coordinator()
         try:
-            with backend_scope(graph), self._run:
+            with backend_scope(graph), worker_scope(self.worker), self._run:
                 for hook in self._begin_hooks:
                     call(hook, "begin")
             self.session = session
@@ -206,45 +197,34 @@ class HooksCallback(keras.callbacks.Callback):
 
     def on_train_batch_begin(self, batch, logs=None):
         self._first_batch = batch
-        if not self._step_hooks:
+        if not self._hooked.active:
             return
-        self._context = context = SessionRunContext(_CALLER_ARGS, self.session)
+        context = SessionRunContext(_CALLER_ARGS, self.session)
         try:
-            self._asked = args_list = call_before_run(self._before_hooks, context)
-            fetches = []
-            for hook, args in zip(self._before_hooks, args_list):
-                if args is not None and (args.feed_dict or (
-                        args.options is not None and args.options.ByteSize())):
-                    error = ValueError("feed_dict and RunOptions have no meaning in model.fit; "
-                                       "a hook can only fetch.")
-                    add_hook_note(error, hook, "before_run")
-                    raise error
-                fetches.append(None if args is None else args.fetches)
-            self._plan = self._plans.get(None, fetches)
+            self._request = self._hooked.before(context, None, fetch_only=_FETCH_ONLY)
         except BaseException as error:
             self._fail(error)
             raise
 
     def on_train_batch_end(self, batch, logs=None):
-        session, context, plan = self.session, self._context, self._plan
-        session._outputs = logs = logs if logs is not None else {}  # noqa: SLF001
+        session, request = self.session, self._request
+        session.last_outputs = logs = logs if logs is not None else {}
         reached = session.step + batch - self._first_batch + 1  # steps_per_execution > 1: more
-        if not self._step_hooks:
+        if not self._hooked.active:
             session.step = reached
             return
         try:
-            values = session._evaluate(plan.flat, logs, reached - 1)  # noqa: SLF001
+            try:
+                values = session.evaluate(request.plan.flat, logs, reached - 1)
+            except BaseException as error:
+                self._hooked.failed(request, error, session)
+                raise
             session.step = reached
-            _, results = plan.results(values)
-            call_after_run(self._after_hooks,
-                           results_of_after_hooks(results, self._after_positions), context,
-                           new_run_options(), new_run_metadata())
+            self._hooked.after(request, values, new_run_options(), new_run_metadata())
         except BaseException as error:
-            if isinstance(error, FETCH_ERRORS):
-                note_fetch_owner(error, session, self.hooks, self._before_hooks, self._asked)
             self._fail(error)
             raise
-        if context.stop_requested:
+        if request.context.stop_requested:
             self.model.stop_training = True
 
     def on_train_end(self, logs=None):

@@ -1,7 +1,7 @@
 """Hooks written in R, used from Python (through rpy2).
 
 The R package ``pyhooks`` builds custom hooks with ``session_run_hook(...)``:
-a Python ``LambdaHook`` whose callbacks are R functions (through reticulate).
+a Python hook whose methods call R functions (through reticulate).
 This module evaluates R code in an R embedded in this Python process and hands
 back that hook, so a Python training loop can run a hook written in R::
 
@@ -129,7 +129,7 @@ def r_hook(code=None, *, file=None):
         file: path to an R file, instead of ``code``.
 
     Returns:
-        the hook (a :class:`pyhooks.LambdaHook` whose callbacks are R functions).
+        the hook (a :class:`pyhooks.SessionRunHook` whose methods call R functions).
 
     Raises:
         ValueError: neither or both of ``code`` and ``file``; R code that fails

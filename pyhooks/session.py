@@ -6,14 +6,14 @@ options, run_metadata)``, ``make_callable`` (if it has one), ``graph`` and
 (TensorFlow's ``ChiefSessionCreator`` and ``WorkerSessionCreator`` are used as
 they are). See :mod:`pyhooks.hook` for the call order.
 
-One step, as TensorFlow's ``_HookedSession.run``::
+One step, as TensorFlow's ``_HookedSession.run`` (:class:`pyhooks._steps.HookedStep`,
+shared with the Keras adapter)::
 
     context = SessionRunContext(SessionRunArgs(fetches, feed_dict), session)
-    args = [hook.before_run(context) for hook in before_hooks]
-    plan = plans.get(fetches, [a.fetches for a in args])    # see pyhooks._plans
+    request = step.before(context, fetches, feed_dict, options)  # before_run on every hook,
+                                                   # the fetches planned (pyhooks._plans)
     values = plan.call()            # make_callable(plan.flat), or session.run(plan.flat, ...)
-    for hook in after_hooks: hook.after_run(context, SessionRunValues(its results, ...))
-    return the caller's results
+    return step.after(request, values, ...)        # after_run on every hook: its results
 
 Every graph element is fetched once however many parties ask for it, and each
 gets back exactly the structure it asked for. Steps with feeds or
@@ -21,37 +21,22 @@ gets back exactly the structure it asked for. Steps with feeds or
 merged feeds and options; other steps through the session's ``make_callable``
 of the plan's flat fetch list once that plan is seen a second time.
 
-Hook timings (for :class:`pyhooks.ProfilerHook`): a hook that has an attribute
-``pyhooks_span_sink`` asks for them. When that attribute holds a list at the
-start of a step, the runner appends to it one span ``(hook_name, method, start,
-end)`` (``time.perf_counter`` seconds) per ``before_run``/``after_run`` call of
-every hook in that step, and a last span ``("MonitoredSession", "run", start,
-end)`` for the whole step.
-
-Sessions that are not TensorFlow graphs (:mod:`pyhooks.eager`) take part through
-optional attributes. A session creator's ``pyhooks_hook_scope()`` is a context
-manager entered around the hooks' ``begin()`` (their lookups of the global step,
-the loss... are answered by that backend: see :mod:`pyhooks.hooks._common`); its
-``pyhooks_can_recover = False`` says a new session cannot cure a preemption; its
-``pyhooks_hooks(hooks)`` returns the hooks to run instead of ``hooks`` (the eager
-creator adds chief-only hooks and a stop agreement: :mod:`pyhooks.distribute`). A
-session's ``pyhooks_step_fetch`` is what the runner fetches in place of a
-caller's ``None`` (for sessions whose ``run(None)`` runs a step).
+Sessions and creators that are not TensorFlow's (:mod:`pyhooks.eager`, the
+estimators' kept session) take part through the optional members of
+:mod:`pyhooks._backend`: the creator's hooks and its scope around the hooks'
+``begin()``, whether a new session can cure a preemption, what to fetch for a
+caller's ``None``, whether ``make_callable`` is cheap.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import logging
-from time import perf_counter
 
-from pyhooks._feeds import merge_requests
-from pyhooks._plans import PlanCache
-from pyhooks._steps import (FETCH_ERRORS, after_positions, call, call_after_error, call_after_run,
-                            call_before_run, call_end, is_end_of_input, is_preemption,
-                            make_coordinator, new_run_metadata, new_run_options,
-                            note_fetch_owner, results_of_after_hooks)
+from pyhooks import _backend
+from pyhooks._feeds import new_run_metadata, new_run_options
+from pyhooks._steps import (HookedStep, call, call_after_error, call_end, is_end_of_input,
+                            is_preemption, make_coordinator)
 from pyhooks.hook import SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 
 __all__ = ["MonitoredSession", "SingularMonitoredSession"]
@@ -67,18 +52,12 @@ class _MonitoredSessionBase:
     """Runs hooks around a session; see :mod:`pyhooks.hook` for the contract."""
 
     def __init__(self, session_creator, hooks, should_recover, stop_grace_period_secs=120):
-        extend = getattr(session_creator, "pyhooks_hooks", None)  # the creator's own hooks
-        self._hooks = check_hooks(hooks) if extend is None else extend(check_hooks(hooks))
+        self._hooks = _backend.hooks_to_run(session_creator, check_hooks(hooks))
         using = hooks_by_method(self._hooks)
         self._after_create_hooks = using["after_create_session"]
-        self._before_hooks = using["before_run"]
-        self._after_hooks = using["after_run"]
         self._end_hooks = using["end"]
         self._error_hooks = using["after_error"]
-        self._after_positions = after_positions(self._before_hooks, self._after_hooks)
-        self._step_hooks = bool(self._before_hooks or self._after_hooks)
-        self._span_hooks = [h for h in self._hooks if hasattr(h, "pyhooks_span_sink")]
-        self._plans = PlanCache()
+        self._hooked = HookedStep(self._hooks)
         self._should_recover = should_recover
         self._stop_grace_period_secs = stop_grace_period_secs
         self._stop = False
@@ -91,12 +70,10 @@ class _MonitoredSessionBase:
 
             session_creator = ChiefSessionCreator()
         self._creator = session_creator
-        self._can_recover = should_recover and getattr(session_creator, "pyhooks_can_recover",
-                                                       True)
+        self._can_recover = should_recover and _backend.can_recover(session_creator)
         self._graph, self._graph_was_finalized = _default_graph()
-        scope = getattr(session_creator, "pyhooks_hook_scope", None)
         try:
-            with scope() if scope is not None else contextlib.nullcontext():
+            with _backend.hook_scope(session_creator):
                 for hook in using["begin"]:
                     call(hook, "begin")
             self._create_session()
@@ -115,7 +92,7 @@ class _MonitoredSessionBase:
                     raise
                 self._count_recovery(error, "while a session was being created")
         self._sess = sess
-        self._plans.clear()  # their callables belong to the old session
+        self._hooked.new_session()
         self._coord = make_coordinator(sess)
         for hook in self._after_create_hooks:
             call(hook, "after_create_session", sess, self._coord)
@@ -288,40 +265,14 @@ class _MonitoredSessionBase:
         return cause
 
     def _step(self, fetches, feed_dict, options, run_metadata):
-        sess = self._sess
-        if not self._step_hooks:
+        sess, step = self._sess, self._hooked
+        if not step.active:
             return sess.run(fetches, feed_dict=feed_dict, options=options,
                             run_metadata=run_metadata)
-        before, after, sinks = self._before_hooks, self._after_hooks, None
-        if self._span_hooks:
-            sinks = [s for s in (h.pyhooks_span_sink for h in self._span_hooks)
-                     if isinstance(s, list)]
-            if sinks:
-                before, after = _timed(before, sinks), _timed(after, sinks)
-                start = perf_counter()
-        try:
-            return self._hooked_step(sess, before, after, fetches, feed_dict, options,
-                                     run_metadata)
-        finally:
-            if sinks:
-                span = ("MonitoredSession", "run", start, perf_counter())
-                for sink in sinks:
-                    sink.append(span)
-
-    def _hooked_step(self, sess, before, after, fetches, feed_dict, options, run_metadata):
         context = SessionRunContext(_new_tuple(SessionRunArgs, (fetches, feed_dict, None)), sess)
-        args_list = call_before_run(before, context)
-        fetches_list, merge = [], feed_dict is not None or options is not None
-        for args in args_list:
-            if args is None:
-                fetches_list.append(None)
-            else:
-                fetches_list.append(args[0])
-                merge = merge or bool(args[1]) or args[2] is not None
-        if merge:
-            feed_dict, options = merge_requests(args_list, feed_dict, options)
-        caller = fetches if fetches is not None else getattr(sess, "pyhooks_step_fetch", None)
-        plan = self._plans.get(caller, fetches_list)
+        request = step.before(context, fetches if fetches is not None else
+                              _backend.step_fetch(sess), feed_dict, options)
+        feed_dict, options, plan = request.feed_dict, request.options, request.plan
         try:
             if feed_dict or options is not None or run_metadata is not None:
                 if run_metadata is None:
@@ -331,12 +282,10 @@ class _MonitoredSessionBase:
             else:
                 values = self._planned_values(plan, sess)
                 options, run_metadata = new_run_options(), new_run_metadata()
-        except FETCH_ERRORS as error:
-            note_fetch_owner(error, sess, self._hooks, self._before_hooks, args_list)
+        except BaseException as error:
+            step.failed(request, error, sess)
             raise
-        result, results = plan.results(values)
-        call_after_run(after, results_of_after_hooks(results, self._after_positions), context,
-                       options, run_metadata)
+        result = step.after(request, values, options, run_metadata)
         if context.stop_requested:
             self._stop = True
         return result
@@ -347,8 +296,7 @@ class _MonitoredSessionBase:
         plan's second use (``Session.run`` analyses its fetches anew at every call), or
         from the first where the session keeps its callables (pyhooks' estimators)."""
         plan.uses += 1
-        if plan.call is None and (plan.uses > 1 or getattr(sess, "pyhooks_keeps_callables",
-                                                           False)):
+        if plan.call is None and (plan.uses > 1 or _backend.keeps_callables(sess)):
             make_callable = getattr(sess, "make_callable", None)
             try:
                 plan.call = make_callable(plan.flat) if make_callable and plan.flat else False
@@ -396,34 +344,6 @@ def _check_step_fn(step_fn):
         raise ValueError("`step_fn` may either have one `step_context` argument, or `self` and "
                          f"`step_context` arguments if it's an instance method. Got {names} "
                          "instead.")
-
-
-class _TimedHook:
-    """Stands for a hook during a timed step: records one span per call into the sinks."""
-
-    def __init__(self, hook, sinks):
-        self.hook = hook
-        self.hook_name = getattr(hook, "hook_name", None) or type(hook).__name__
-        self.sinks = sinks
-
-    def _timed(self, method, *args):
-        start = perf_counter()
-        try:
-            return getattr(self.hook, method)(*args)
-        finally:
-            span = (self.hook_name, method, start, perf_counter())
-            for sink in self.sinks:
-                sink.append(span)
-
-    def before_run(self, run_context):
-        return self._timed("before_run", run_context)
-
-    def after_run(self, run_context, run_values):
-        return self._timed("after_run", run_context, run_values)
-
-
-def _timed(hooks, sinks):
-    return [_TimedHook(hook, sinks) for hook in hooks]
 
 
 class _StepContext:

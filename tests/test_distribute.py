@@ -15,8 +15,6 @@ import tensorflow as tf
 import pyhooks
 from cluster_util import Cluster
 from pyhooks import distribute
-from pyhooks.eager import StepGraph
-from pyhooks.hooks._common import backend_scope
 
 
 def worker(is_chief, task_type="worker", task_id=1):
@@ -24,9 +22,7 @@ def worker(is_chief, task_type="worker", task_id=1):
 
 
 def path_under(worker_, path, is_file=False):
-    graph = StepGraph(None)
-    graph.worker = worker_
-    with backend_scope(graph):
+    with distribute.worker_scope(worker_):
         return distribute.worker_path(path, is_file)
 
 
@@ -38,7 +34,7 @@ def test_worker_paths_follow_tensorflows_convention():
     for same in (worker(True), None):
         assert path_under(same, "/m/events") == "/m/events"
     assert path_under(worker(False), None) is None
-    assert distribute.worker_path("/m/events") == "/m/events"  # no backend: a graph
+    assert distribute.worker_path("/m/events") == "/m/events"  # no scope: no strategy
 
 
 def test_find_worker_arguments():
@@ -164,3 +160,34 @@ def test_remote_values_of_scheduled_steps_are_refused_naming_the_output():
     with pytest.raises(distribute.PerReplicaOutputError,
                        match=r"Step output 'loss' is a RemoteValue .*\{'loss': remote.fetch\(\)\}"):
         distribute.reduce_output(tf.distribute.get_strategy(), "loss", Scheduled())
+
+
+def test_the_stop_agreement_holds_a_request_until_its_vote_then_all_stop_after_that_step():
+    """One process standing for worker 0 of 2, agreeing every 3 steps: its vote recorded, worker
+    1's flag added to the sum at the vote given in ``other_asks_at``."""
+    from fakes import FakeCreator, FakeTensor
+
+    def train(asks_at, other_asks_at):
+        votes, steps = [], []
+
+        def vote(flags):
+            votes.append(flags.tolist())
+            return flags + np.array([0, len(votes) == other_asks_at], np.float32)
+
+        def after_run(context, values):
+            steps.append(1)
+            if len(steps) == asks_at:
+                context.request_stop()
+
+        agreement = distribute.StopAgreementHook(
+            None, distribute.Worker("worker", 0, True, 2, 0), every_n_steps=3, vote=vote)
+        with pyhooks.MonitoredSession(FakeCreator(), [pyhooks.LambdaHook(after_run=after_run),
+                                                      agreement]) as session:
+            while not session.should_stop():
+                session.run(FakeTensor("t"))
+        return len(steps), votes, agreement.stopped_by
+
+    # asked in step 2: held until the vote after step 3, then everyone stops
+    assert train(asks_at=2, other_asks_at=None) == (3, [[1.0, 0.0]], [0])
+    # worker 1 asks before the third vote: this one stops after that step too
+    assert train(asks_at=None, other_asks_at=3) == (9, [[0.0, 0.0]] * 3, [1])

@@ -3,6 +3,8 @@ import logging
 import pytest
 import tensorflow as tf
 
+import pyhooks
+
 from hooktest_util import counter_graph, make_session, run_loop
 from pyhooks.hooks.final_ops import FinalOpsHook
 
@@ -44,6 +46,36 @@ def test_single_tensor_and_none():
         run_loop([single, none], g.train_op, max_steps=2)
     assert single.final_ops_values == 2.0
     assert none.final_ops_values is None
+
+
+def test_a_tensor_or_op_name_gives_its_value():
+    """"global_step" (an op) and "global_step:0" (a resource handle) both give the step, as
+    TensorFlow's hooks resolve names; TensorFlow's session.run gives None and a handle."""
+    g = counter_graph()
+    with g.graph.as_default():
+        tf.identity(g.x, name="x_now")
+        hook = FinalOpsHook({"step": "global_step", "handle": "global_step:0",
+                             "x": ["x_now", "x_now:0", "x"]})
+        run_loop([hook], g.train_op, max_steps=3)
+    assert hook.final_ops_values == {"step": 3, "handle": 3, "x": [3.0, 3.0, 3.0]}
+
+
+@pytest.mark.parametrize("name, message", [
+    ("no_such_op", "The name 'no_such_op:0' refers to a Tensor which does not exist"),
+    ("init", "The operation, 'init', exists but only has 0 outputs"),
+    ("pair", "Name pair is ambiguous, as this `Operation` has multiple outputs"),
+])
+def test_a_name_without_one_value_is_an_error_naming_it(name, message):
+    g = counter_graph()
+    with g.graph.as_default():
+        tf.no_op(name="init")
+        tf.split(tf.constant([1.0, 2.0]), 2, name="pair")
+        with pytest.raises(pyhooks.HookSetupError) as info:
+            run_loop([FinalOpsHook({"a": [name]})], g.train_op, max_steps=1)
+    assert str(info.value).startswith(f"FinalOpsHook: `final_ops`: {name!r} is not a tensor of "
+                                      "the graph: ")
+    assert message in str(info.value)
+    assert "pyhooks: raised in FinalOpsHook.begin()" in info.value.__notes__
 
 
 def test_out_of_range_at_end_warns_and_is_raised_as_tensorflow_does(caplog):

@@ -4,6 +4,7 @@ import sys
 import pytest
 import tensorflow as tf
 
+import pyhooks
 from loss_graph import expected_losses, regression_graph, session, train
 from pyhooks.hooks.history_saver import History, HistorySaverHook
 
@@ -84,6 +85,30 @@ def test_explicit_loss_and_metrics():
     assert hook.history.to_dict()["loss"] == [30.0, 174.0]
     assert hook.history.to_dict()["double"] == [60.0, 348.0]
     assert repr(hook.history).splitlines()[0] == "  mean_losses total_losses steps loss double"
+
+
+def test_metrics_by_op_or_tensor_name_record_their_values():
+    ns = regression_graph(collect=False)
+    with ns.graph.as_default():
+        tf.multiply(ns.loss, 2.0, name="double")
+    hook = HistorySaverHook(every_n_step=1, loss=ns.per_example,
+                            metrics={"gs": "global_step", "gs0": "global_step:0",
+                                     "double": "double"})
+    train(ns, [hook], steps=2)
+    rows = hook.history.to_dict()
+    assert rows["steps"] == [1, 2]
+    # the variable as the step fetched it: its value before the step's increment
+    assert rows["gs"] == rows["gs0"] == [0, 1]
+    assert rows["double"] == [60.0, 348.0]
+
+
+def test_a_metric_name_without_a_value_names_the_metric_and_the_name():
+    ns = regression_graph(collect=False)
+    with ns.graph.as_default(), pytest.raises(pyhooks.HookSetupError) as info:
+        tf.no_op(name="nothing")
+        session([HistorySaverHook(loss=ns.per_example, metrics={"n": "nothing"})])
+    assert str(info.value).startswith("HistorySaverHook: `metrics` 'n' 'nothing' is not a tensor")
+    assert "'nothing', exists but only has 0 outputs" in str(info.value)
 
 
 def test_missing_loss_names_the_hook():

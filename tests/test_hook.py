@@ -45,6 +45,17 @@ def test_context_request_stop():
     assert ctx.stop_requested
 
 
+def test_context_defer_stop_holds_the_request_and_says_whether_there_was_one():
+    ctx = pyhooks.SessionRunContext(pyhooks.SessionRunArgs("f"), "sess")
+    assert ctx.defer_stop() is False
+    ctx.request_stop()
+    assert ctx.defer_stop() is True
+    assert not ctx.stop_requested
+    assert ctx.defer_stop() is False  # held once: now the holder's
+    ctx.request_stop()
+    assert ctx.stop_requested
+
+
 def test_base_hook_methods_are_noops():
     hook = pyhooks.SessionRunHook()
     assert hook.begin() is None

@@ -372,7 +372,7 @@ def test_empty_feeds_and_options_are_ignored_and_the_batch_plan_is_kept():
 
         def after_run(self, context, values):
             self.losses.append(values.results)
-            self.plans.add(id(callback._plan))  # noqa: SLF001
+            self.plans.add(id(callback._request.plan))  # noqa: SLF001
 
     hook = Empty()
     callback = pyhooks.keras_callback([hook])

@@ -46,8 +46,8 @@ SCRIPT = textwrap.dedent(r'''
           },
           end = function(session) cat("means:", round(means, 4), "\\n"))
     """)
-    out["methods"] = {m: type(getattr(hook._fns[m], "__self__", hook._fns[m])).__name__
-                      for m in hook.pyhooks_methods}
+    out["methods"] = sorted(hook.pyhooks_methods)
+    out["type"] = type(hook).__name__
     g, train = graph()
     steps = 0
     with g.as_default(), pyhooks.MonitoredSession(hooks=[hook]) as sess:
@@ -64,6 +64,25 @@ SCRIPT = textwrap.dedent(r'''
             sess.run(train)
     except Exception as error:
         out["error"] = [type(error).__name__, str(error), getattr(error, "__notes__", [])]
+
+    named = pyhooks.r.r_hook("""
+        seen <- c()
+        session_run_hook(
+          before_run = function(context) {
+            session_run_args(op = "seven", tensor = "seven:0")
+          },
+          after_run = function(context, values) {
+            seen <<- c(seen, unlist(values$results))
+            if (length(seen) >= 6) context$request_stop()
+          },
+          end = function(session) cat("named:", seen, "\\n"))
+    """)
+    g, train = graph()
+    with g.as_default():
+        v1.get_variable("seven", initializer=tf.constant(7, tf.int64), use_resource=True)
+    with g.as_default(), pyhooks.MonitoredSession(hooks=[named]) as sess:
+        while not sess.should_stop():
+            sess.run(train)
 
     for key, code in [("bad_code", "stop('broken R')"), ("not_a_hook", "list(a = 1)")]:
         try:
@@ -105,10 +124,15 @@ def test_r_hook_drives_training_and_stops(r_run):
 
 def test_only_given_callbacks_cross_into_r(r_run):
     _, out = r_run
-    # begin and after_create_session only count runs and sessions, in Python (RViews)
-    assert out["methods"] == {"after_run": "RCallback", "before_run": "RCallback",
-                              "end": "RCallback", "begin": "RViews",
-                              "after_create_session": "RViews"}
+    # and after_create_session, where the R view of the run context is dropped
+    assert out["methods"] == ["after_create_session", "after_run", "before_run", "end"]
+    assert out["type"] == "RHook"
+
+
+def test_an_r_hook_gets_the_value_of_a_tensor_or_op_name(r_run):
+    proc, _ = r_run
+    # "seven" is a variable's op, "seven:0" its handle: both give 7 (TensorFlow: None, a handle)
+    assert "named: 7 7 7 7 7 7 \n" in proc.stdout
 
 
 def test_error_in_r_callback_propagates_with_names(r_run):

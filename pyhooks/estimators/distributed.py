@@ -152,7 +152,7 @@ class ReplicatedTraining:
 
     def scope(self):
         """The context in which hooks' ``begin()`` find this worker (for their files)."""
-        from pyhooks.distribute import worker_scope
+        from pyhooks.hooks._workers import worker_scope
 
         return worker_scope(self.worker)
 

@@ -12,13 +12,14 @@ is any object with:
 - ``global_step_read(hook_name, required)``: a fetch whose value is the global
   step *before* the step it is fetched with (what the read tensor gives in a graph);
 - ``element(value, what, hook_name)``: ``value`` (a name, a variable...) as a
-  fetch of that backend, or :class:`pyhooks.hooks._lookup.HookSetupError`;
+  fetch of that backend, else :class:`pyhooks.errors.HookSetupError`;
 - ``get_collection(key)``: a list, like ``tf.Graph.get_collection`` (``"losses"``
   gives the step's loss).
 
 Without a current backend every lookup is the graph one, unchanged. Sessions
 whose steps cannot be evaluated piecemeal provide ``pyhooks_read(fetches)``
-(values without running a training step); hooks read through :func:`read_values`.
+(values without running a training step; see :mod:`pyhooks._backend`); hooks
+read through :func:`read_values`.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ import contextvars
 
 import numpy as np
 
+from pyhooks._backend import reader
 from pyhooks.errors import HookSetupError
 
 __all__ = ["StepReader", "backend_scope", "check_bool", "current_backend", "exact_step",
-           "global_step_read", "step_reader",
-           "read_values", "require_graph", "to_numpy"]
+           "global_step_read", "map_leaves", "read_values", "require_graph", "scoped",
+           "step_reader", "to_numpy"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
 
@@ -43,13 +45,18 @@ def current_backend():
 
 
 @contextlib.contextmanager
+def scoped(variable, value):
+    """``variable`` (a ``ContextVar``) holds ``value`` within the block."""
+    token = variable.set(value)
+    try:
+        yield value
+    finally:
+        variable.reset(token)
+
+
 def backend_scope(backend):
     """Makes ``backend`` the current backend for the lookups of the hooks' ``begin()``."""
-    token = _backend.set(backend)
-    try:
-        yield backend
-    finally:
-        _backend.reset(token)
+    return scoped(_backend, backend)
 
 
 def require_graph(hook_name, instead):
@@ -70,7 +77,7 @@ def read_values(session, fetches):
     A graph session evaluates them (``session.run``); a session with
     ``pyhooks_read`` (eager, Keras) reads variables and the last step's outputs.
     """
-    read = getattr(session, "pyhooks_read", None)
+    read = reader(session)
     return session.run(fetches) if read is None else read(fetches)
 
 
@@ -119,7 +126,7 @@ def step_reader(session, read):
     recovered session gets a new one).
     """
     make = getattr(session, "make_callable", None)
-    if read is not None and make is not None and getattr(session, "pyhooks_read", None) is None:
+    if read is not None and make is not None and reader(session) is None:
         try:
             call = make(read)
         except Exception:  # noqa: BLE001 - a session that cannot: read it the plain way
@@ -148,6 +155,27 @@ class StepReader:
         if session is not self._session:
             self._session, self._call = session, step_reader(session, self._read)
         return self._call()
+
+
+def map_leaves(fn, fetches):
+    """``fetches`` (nested lists, tuples, namedtuples, dicts) with every leaf replaced by
+    ``fn(leaf)``, in containers of the same types."""
+    cls = type(fetches)
+    if cls is list:
+        return [map_leaves(fn, f) for f in fetches]
+    if cls is dict:
+        return {k: map_leaves(fn, v) for k, v in fetches.items()}
+    if cls is tuple:
+        return tuple(map_leaves(fn, f) for f in fetches)
+    if isinstance(fetches, dict):
+        result = cls()
+        result.update((k, map_leaves(fn, v)) for k, v in fetches.items())
+        return result
+    if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+        return cls(*(map_leaves(fn, f) for f in fetches))
+    if isinstance(fetches, (list, tuple)):
+        return cls(map_leaves(fn, f) for f in fetches)
+    return fn(fetches)
 
 
 def check_bool(name, value):

@@ -6,10 +6,10 @@ The global step: :func:`pyhooks.hooks._common.global_step_read`.
 from __future__ import annotations
 
 from pyhooks.errors import HookSetupError
-from pyhooks.hooks._common import current_backend
+from pyhooks.hooks._common import current_backend, map_leaves
 
 __all__ = ["HookSetupError", "check_exclusive", "check_fetches", "check_has", "find_loss",
-           "graph_element"]
+           "graph_element", "named_element", "names_as_values"]
 
 
 def check_fetches(value, where, allow_none=False):
@@ -59,8 +59,60 @@ def check_exclusive(**given):
                          + " and ".join(f"{n}={given[n]!r}" for n in names) + ".")
 
 
+def named_element(name, graph):
+    """What fetching a tensor or op ``name`` should give: its value, as TensorFlow's hooks
+    resolve names (``_as_graph_element`` in ``basic_session_run_hooks``).
+
+    ``"x:0"`` is that tensor; ``"x"`` the one output of operation ``x``; a resource
+    variable's handle (what a variable's name gives) is the variable, whose fetch
+    is its value.
+
+    Raises:
+        KeyError: TensorFlow's, naming the name: the graph has no such tensor, or
+            operation ``x`` has no output (nothing to give).
+        ValueError: operation ``x`` has several outputs (name one, ``"x:1"``).
+    """
+    if ":" in name:
+        element = graph.as_graph_element(name)
+    else:
+        element = graph.as_graph_element(name + ":0")
+        try:
+            graph.as_graph_element(name + ":1")
+        except (KeyError, ValueError):
+            pass
+        else:
+            raise ValueError(f"Name {name} is ambiguous, as this `Operation` has multiple "
+                             "outputs (at least 2).")
+    if getattr(element, "dtype", None) is None or element.dtype.name != "resource":
+        return element
+    for variable in graph.get_collection("variables") + graph.get_collection("local_variables"):
+        if getattr(variable, "handle", None) is element:
+            return variable
+    return element
+
+
+def names_as_values(fetches, graph, where):
+    """``fetches`` (a structure) with each tensor or op name replaced by what gives its value
+    (:func:`named_element`); other leaves as they are.
+
+    Raises:
+        HookSetupError: a name that gives no value, naming ``where`` and the name.
+    """
+    def element(leaf):
+        if not isinstance(leaf, str):
+            return leaf
+        try:
+            return named_element(leaf, graph)
+        except (KeyError, ValueError) as error:
+            message = error.args[0] if error.args else error
+            raise HookSetupError(f"{where}: {leaf!r} is not a tensor of the graph: "
+                                 f"{message}") from None
+    return map_leaves(element, fetches)
+
+
 def graph_element(value, what, hook_name):
-    """``value`` (a tensor or a tensor name) as an element of the default graph (or backend)."""
+    """``value`` (a tensor or a name, which gives its value) as an element of the default
+    graph (or backend)."""
     backend = current_backend()
     if backend is not None:
         return backend.element(value, what, hook_name)
@@ -68,6 +120,8 @@ def graph_element(value, what, hook_name):
 
     graph = tf.compat.v1.get_default_graph()
     try:
+        if isinstance(value, str):
+            return named_element(value, graph)
         return graph.as_graph_element(value)
     except (KeyError, ValueError, TypeError) as error:
         raise HookSetupError(f"{hook_name}: {what} {value!r} is not a tensor of the graph: "

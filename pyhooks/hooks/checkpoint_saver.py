@@ -9,7 +9,6 @@ import weakref
 import numpy as np
 
 from pyhooks import _logging
-from pyhooks.distribute import worker_path
 from pyhooks.errors import CheckpointError, NanLossDuringTrainingError
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
 from pyhooks.hooks._checkpointing import (
@@ -18,10 +17,10 @@ from pyhooks.hooks._common import check_bool, current_backend, global_step_read,
 from pyhooks.hooks._lookup import check_exclusive, check_has, find_loss
 from pyhooks.hooks._model_dir import (TrainingLock, disk_error, event_writer, flush_events,
                                       latest_checkpoint, recover_saver)
+from pyhooks.hooks._workers import worker_path
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
-
 
 
 class CheckpointSaverHook(SessionRunHook):

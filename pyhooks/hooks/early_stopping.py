@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from pyhooks import _logging
-from pyhooks.distribute import worker_path
+from pyhooks.hooks._workers import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import global_step_read
 from pyhooks.hooks._eval_metrics import NoImprovement, ThresholdCrossed, eval_dir_of

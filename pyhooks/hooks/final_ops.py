@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pyhooks import _logging
 from pyhooks.hook import SessionRunHook
-from pyhooks.hooks._common import read_values
-from pyhooks.hooks._lookup import check_fetches
+from pyhooks.hooks._common import current_backend, read_values
+from pyhooks.hooks._lookup import check_fetches, names_as_values
 
 __all__ = ["FinalOpsHook"]
 
@@ -21,7 +21,8 @@ class FinalOpsHook(SessionRunHook):
     TensorFlow does (results are never silently ``None``).
 
     Args:
-        final_ops: a tensor, a list of tensors or a dict of names to tensors.
+        final_ops: a tensor, a list of tensors or a dict of names to tensors; a tensor
+            or operation name gives its value (``"global_step"`` as ``"global_step:0"``).
         final_ops_feed_dict: a feed dict for that one run.
 
     Raises:
@@ -40,9 +41,19 @@ class FinalOpsHook(SessionRunHook):
             raise TypeError("`final_ops_feed_dict` must be a dict or None, got "
                             f"{final_ops_feed_dict!r} ({type(final_ops_feed_dict).__name__}).")
         check_fetches(final_ops, "final_ops", allow_none=True)
-        self._final_ops = final_ops
+        self._final_ops = self._fetches = final_ops
         self._final_ops_feed_dict = final_ops_feed_dict
         self._final_ops_values = None
+
+    def begin(self):
+        # a name gives its value ("global_step" and "global_step:0" alike), as TensorFlow's
+        # hooks resolve names; on the eager and Keras backends names are the step's outputs
+        self._fetches = self._final_ops
+        if self._final_ops is not None and current_backend() is None:
+            import tensorflow as tf
+
+            self._fetches = names_as_values(self._final_ops, tf.compat.v1.get_default_graph(),
+                                            "FinalOpsHook: `final_ops`")
 
     @property
     def final_ops_values(self):
@@ -56,10 +67,10 @@ class FinalOpsHook(SessionRunHook):
 
         try:
             if self._final_ops_feed_dict:
-                self._final_ops_values = session.run(self._final_ops,
+                self._final_ops_values = session.run(self._fetches,
                                                      feed_dict=self._final_ops_feed_dict)
             else:  # eager/Keras sessions: variables and the last step's outputs, no new step
-                self._final_ops_values = read_values(session, self._final_ops)
+                self._final_ops_values = read_values(session, self._fetches)
         except (errors.OutOfRangeError, StopIteration) as error:
             _logging.warning(
                 "FinalOpsHook: evaluating `final_ops` in end() raised %s: the input is "

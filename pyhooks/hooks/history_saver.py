@@ -8,12 +8,12 @@ import os
 
 import numpy as np
 
-from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import StepReader, exact_step, global_step_read, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.hooks._model_dir import disk_error
+from pyhooks.hooks._workers import worker_path
 from pyhooks.timer import check_positive
 
 __all__ = ["History", "HistorySaverHook"]

@@ -10,6 +10,7 @@ from pyhooks import _logging
 from pyhooks.errors import HookSetupError
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, read_values
+from pyhooks.hooks._lookup import named_element
 from pyhooks.timer import NeverTriggerTimer, SecondOrStepTimer, check_positive
 
 __all__ = ["LoggingTensorHook"]
@@ -34,25 +35,7 @@ def _as_graph_element(obj, graph):
             raise ValueError(f"Passed {obj} should have graph attribute that is equal to "
                              f"current graph {graph}.")
         return obj
-    if ":" in obj:
-        return _readable(graph.as_graph_element(obj), graph)
-    element = graph.as_graph_element(obj + ":0")
-    try:
-        graph.as_graph_element(obj + ":1")
-    except (KeyError, ValueError):
-        return _readable(element, graph)
-    raise ValueError(f"Name {obj} is ambiguous, as this `Operation` has multiple outputs "
-                     "(at least 2).")
-
-
-def _readable(tensor, graph):
-    """A resource variable's handle (what its name resolves to) becomes its value."""
-    if getattr(tensor, "dtype", None) is None or tensor.dtype.name != "resource":
-        return tensor
-    for variable in graph.get_collection("variables") + graph.get_collection("local_variables"):
-        if getattr(variable, "handle", None) is tensor:
-            return variable  # fetching a variable fetches its value
-    return tensor
+    return named_element(obj, graph)
 
 
 class LoggingTensorHook(SessionRunHook):

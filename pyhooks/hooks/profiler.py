@@ -7,9 +7,9 @@ import os
 import time
 
 from pyhooks import _logging
-from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import check_bool, current_backend, global_step_read, require_graph
+from pyhooks.hooks._workers import worker_path
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["ProfilerHook"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 from pyhooks import _logging
-from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import StepReader, current_backend, global_step_read
 from pyhooks.hooks._lookup import check_has
 from pyhooks.hooks._output import check_output_dir
+from pyhooks.hooks._workers import worker_path
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["StepCounterHook"]
@@ -23,11 +23,10 @@ class StepCounterHook(SessionRunHook):
     previous measurement is logged to the ``"pyhooks"`` logger (INFO,
     ``"global_step/sec: 12.3"``) and, if a writer is available, added to an
     event file as the scalar ``global_step/sec`` at the current step. The first
-    trigger only starts the clock. Unlike TensorFlow's hook, the global step is
-    fetched once per step together with the caller's fetches (the step reached
-    is that value + 1): no second ``session.run``. (If the train op's increment
-    is not ordered after that read, as with ``optimizer.minimize``, a step label
-    may be one too high; rates stay right on average.)
+    trigger only starts the clock. The global step is fetched with the caller's
+    fetches at every step; when a measurement may be due (that value + 1), the
+    step is read alone to confirm it, as TensorFlow's hook does, so labels and
+    rates use the exact step whatever order the train op's increment runs in.
 
     Args:
         every_n_steps: measure every N global steps.

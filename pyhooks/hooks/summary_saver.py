@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pyhooks.distribute import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import current_backend, global_step_read
 from pyhooks.errors import HookSetupError
 from pyhooks.hooks._lookup import check_exclusive, check_fetches, check_has
 from pyhooks.hooks._output import check_output_dir
+from pyhooks.hooks._workers import worker_path
 from pyhooks.timer import SecondOrStepTimer, check_positive
 
 __all__ = ["SummarySaverHook"]

@@ -32,9 +32,8 @@
 #' @importFrom stats predict
 "_PACKAGE"
 
-# Module proxies created by .onLoad, constructors looked up once, and the last
-# few session_run_args() objects (conversions kept while train() & co. run).
-# Never training state: that belongs to calls.
+# Module proxies created by .onLoad and constructors looked up once. Never
+# training state: that belongs to calls.
 .py <- new.env(parent = emptyenv())
 
 .onLoad <- function(libname, pkgname) {

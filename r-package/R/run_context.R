@@ -5,9 +5,8 @@
 # each here), so SPEC's `context$session$graph$get_collection("losses")` cost
 # ~650 us at every step, four times the step itself. The view keeps
 # `context$session`, and through it the graph and the collections of a
-# finalized graph (which cannot change), for as long as the session and the
-# run last: reset_run_context() drops them at the first before_run/after_run
-# of each run and of each session (the bridge's RViews tells when). Any other
+# finalized graph (which cannot change), for as long as the session lasts:
+# the hook's after_create_session drops them (reset_run_context()). Any other
 # name is read from the step's Python context, fetched only if asked for.
 
 new_run_context <- function() {

@@ -1,8 +1,9 @@
-# Custom hooks written in R. Each callback given becomes a Python callable of
-# pyhooks.LambdaHook; callbacks not given are not passed, so Python never
-# calls into R for them. A call costs one R call: the R function is called
-# without arguments and fetches the hook method's arguments (context, values,
-# session, ...) from Python only if the callback uses them (lazy evaluation).
+# Custom hooks written in R. A session_run_hook() is an R object (an
+# environment) holding the callbacks given, the error one of them raised and
+# the `context` view (run_context.R); the bridge's Python RHook calls one R
+# function per method given, without arguments: the callback's arguments are
+# promises that fetch the method's arguments from Python only if the callback
+# uses them (reticulate converts each argument of a call at ~15 us).
 
 callback_args <- list(
   begin = character(),
@@ -39,7 +40,7 @@ callback_args <- list(
 #' own fetches, `context$request_stop()` asks training to stop; any other
 #' name is read from the Python object too, which
 #' `reticulate::r_to_py(context)` gives. The view keeps `context$session`,
-#' its graph and a finalized graph's collections from step to step (reticulate
+#' its graph and a finalized graph's collections for the session (reticulate
 #' would make them anew at every step, at ~0.1 ms a `$`); it is valid while
 #' its callback runs. Arguments a callback does not use are never converted,
 #' and a callback may take fewer arguments than listed (e.g.
@@ -50,8 +51,8 @@ callback_args <- list(
 #'
 #' @param begin,after_create_session,before_run,after_run,end,after_error R
 #'   functions, or `NULL`.
-#' @returns A hook (a Python `LambdaHook` with the R class
-#'   `pyhooks_session_run_hook`) for the `hooks` argument of [train()].
+#' @returns A hook (of R class `pyhooks_session_run_hook`, a Python object
+#'   whose methods call these functions) for the `hooks` argument of [train()].
 #' @family custom hooks
 #' @seealso [session_run_args()], [train()], the `hook_*()` functions for
 #'   built-in hooks.
@@ -82,27 +83,28 @@ session_run_hook <- function(begin = NULL, after_create_session = NULL, before_r
       )
     }
   }
-  state <- new.env(parent = emptyenv())
-  state$condition <- NULL
-  state$callback <- NULL
-  context <- views <- NULL
-  takes_context <- function(name) !is.null(given[[name]]) && n_args(given[[name]], name) > 0L
-  if (takes_context("before_run") || takes_context("after_run")) {
-    context <- new_run_context() # see run_context.R
-    views <- py_bridge()$RViews()
+  hook <- new.env(parent = emptyenv())
+  hook$condition <- NULL # the first error or interrupt of a callback, and its name
+  hook$callback <- NULL
+  hook$context <- NULL # the view of the step's context, for the callbacks that take it
+  hook$py <- NULL # the Python RHook
+  hook$last <- NULL # before_run's last value, which RHook holds
+  callbacks <- given
+  if (any(vapply(intersect(c("before_run", "after_run"), names(given)),
+                 function(name) n_args(given[[name]], name) > 0L, logical(1)))) {
+    hook$context <- new_run_context() # dropped by after_create_session: one R call a session
+    if (is.null(callbacks$after_create_session)) callbacks$after_create_session <- function() NULL
   }
-  callbacks <- Map(function(fn, name) r_callback(fn, name, state, context, views),
-                   given, names(given))
-  for (name in c("begin", "after_create_session")) { # the views' epochs, in Python
-    if (!is.null(views) && is.null(callbacks[[name]])) {
-      callbacks[[name]] <- reticulate::py_get_attr(views, "new_epoch")
-    }
-  }
-  hook <- py_construct("LambdaHook", c(callbacks, list(name = "session_run_hook()")))
-  attr(hook, "pyhooks_state") <- state
-  attr(hook, "pyhooks_args") <- given
-  class(hook) <- c("pyhooks_session_run_hook", class(hook))
-  hook
+  py <- py_bridge()$RHook(Map(function(fn, name) r_method(hook, fn, name), callbacks,
+                              names(callbacks)),
+                          forget = function() hook$last <- NULL)
+  hook$py <- py
+  hook$arg <- py$arg # R functions calling Python, made once
+  hook$values <- py$values
+  attr(py, "pyhooks_state") <- hook
+  attr(py, "pyhooks_args") <- given
+  class(py) <- c("pyhooks_session_run_hook", class(py))
+  py
 }
 
 # How many of the method's arguments (callback_args) `fn` takes.
@@ -112,106 +114,58 @@ n_args <- function(fn, name) {
   if ("..." %in% formal_names) length(wanted) else min(length(formal_names), length(wanted))
 }
 
-# The Python callable running `fn` for the hook method `name`.
-#
-# Python calls `run()` without arguments (but see RViews: one that says the
-# context's views are stale); `run()` calls `fn` with promises for the
-# method's arguments, which fetch them from Python only if `fn` uses them
-# (`context` is the hook's kept R view, see run_context.R). Errors are
-# recorded (for train() to report with the callback's name) by a calling
-# handler and then go on to reticulate, which raises them in Python; no
-# tryCatch() on the way, which costs more than the call itself.
-r_callback <- function(fn, name, state, context = NULL, views = NULL) {
+# The R function the Python RHook calls for the method `name`: `fn` called by
+# the method's name (errors say "in `after_run()`") with promises for the
+# arguments it takes. Errors are recorded in `hook` (for train() to report with
+# the callback's name) by a calling handler and go on to reticulate, which
+# raises them in Python; no tryCatch() on the way. after_create_session first
+# drops the context view (a new session).
+r_method <- function(hook, fn, name) {
+  frame <- new.env(parent = baseenv())
+  assign(name, fn, envir = frame)
+  frame$.arg <- function(i) hook$arg(i)
+  frame$.context <- function() open_run_context(hook$context, hook$arg)
+  frame$.values <- function() new_run_values(hook$values())
   wanted <- callback_args[[name]]
-  n <- n_args(fn, name)
-  adapter <- NULL # the Python RCallback, and its methods, set below
-  arg_method <- values_method <- NULL
-  .arg <- function(i) arg_method(i)
-  .values <- function() new_run_values(values_method())
-  .context <- function() open_run_context(context, arg_method)
-  args <- lapply(seq_len(n) - 1L, function(i) {
-    if (identical(wanted[[i + 1L]], "context")) {
-      quote(.context())
-    } else if (identical(wanted[[i + 1L]], "values")) {
-      quote(.values())
-    } else {
-      call(".arg", i)
-    }
+  args <- lapply(seq_len(n_args(fn, name)), function(i) {
+    switch(wanted[[i]], context = quote(.context()), values = quote(.values()),
+           call(".arg", i - 1L))
   })
-  assign(name, fn) # so that errors say "in `after_run()`"
   user_call <- as.call(c(as.name(name), args))
-
   record <- function(cnd) {
-    if (is.null(state$condition)) {
-      state$condition <- cnd
-      state$callback <- name
+    if (is.null(hook$condition)) {
+      hook$condition <- cnd
+      hook$callback <- name
     }
-    if (inherits(cnd, "interrupt")) reticulate::py_set_attr(adapter, "interrupted", TRUE)
+    if (inherits(cnd, "interrupt")) reticulate::py_set_attr(hook$py, "interrupted", TRUE)
   }
-  run <- function() NULL
-  body(run) <- if (identical(name, "before_run")) {
-    bquote(withCallingHandlers(
-      to_python(check_before_run_value(.(user_call))),
-      error = record, interrupt = record
-    ))
-  } else {
-    bquote({
-      withCallingHandlers(.(user_call), error = record, interrupt = record)
+  switch(name,
+    before_run = function() {
+      value <- withCallingHandlers(eval(user_call, frame), error = record, interrupt = record)
+      if (!inherits(value, "pyhooks_session_run_args")) {
+        hook$last <- NULL
+        return(withCallingHandlers(check_before_run_value(value), error = record))
+      }
+      # identical() to the step before's: TRUE, and RHook uses what it got then (a Python
+      # object handed back from R costs ~35 us, one per tensor among the fetches)
+      if (identical(value, hook$last)) return(TRUE)
+      hook$last <- value
+      unclass(value)
+    },
+    after_create_session = function() {
+      if (!is.null(hook$context)) reset_run_context(hook$context)
+      withCallingHandlers(eval(user_call, frame), error = record, interrupt = record)
       NULL
-    })
-  }
-  if (name %in% c("before_run", "after_run") && n == 0L) {
-    views <- NULL # no context: nothing to keep fresh
-  } else if (!is.null(context) && name %in% c("before_run", "after_run")) {
-    # Python passes an argument (True, unconverted) at the first call of a run
-    # or a session (see RViews)
-    formals(run) <- alist(stale = FALSE)
-    body(run) <- bquote({
-      if (!isFALSE(stale)) reset_run_context(context)
-      .(body(run))
-    })
-  }
-  adapter <- py_bridge()$RCallback(reticulate::r_to_py(run, convert = FALSE), name, views)
-  arg_method <- adapter$arg # R functions converting what they return
-  values_method <- adapter$values
-  if (identical(name, "before_run")) {
-    to_python <- kept_values(adapter, state)
-  }
-  adapter
-}
-
-# before_run's value on its way back to Python: a Python object costs ~50 us
-# for reticulate to hand back, an integer ~2. One returned twice in a row is
-# kept by the RCallback too (its keep(), in one of 4 slots) and sent as its
-# slot from then on; forgotten when train() & co. return (state$forget).
-kept_values <- function(adapter, state) {
-  keep <- adapter$keep
-  kept <- list()
-  last <- NULL
-  next_slot <- 1L
-  state$forget <- function() {
-    if (length(kept)) reticulate::py_set_attr(adapter, "kept", list())
-    kept <<- list()
-    last <<- NULL
-    next_slot <<- 1L
-  }
-  function(value) {
-    if (is.null(value)) return(NULL)
-    for (i in seq_along(kept)) if (identical(kept[[i]], value)) return(i)
-    if (!identical(value, last)) {
-      last <<- value
-      return(value)
+    },
+    function() {
+      withCallingHandlers(eval(user_call, frame), error = record, interrupt = record)
+      NULL
     }
-    slot <- next_slot
-    next_slot <<- next_slot %% 4L + 1L
-    keep(slot, value)
-    kept[[slot]] <<- value
-    slot
-  }
+  )
 }
 
 check_before_run_value <- function(value) {
-  if (!is.null(value) && !is_py_object(value)) {
+  if (!is.null(value) && !py_class_is(value, "SessionRunArgs")) {
     cli::cli_abort(
       "{.fn before_run} must return {.fn session_run_args} or {.code NULL}, not {.obj_type_friendly {value}}.",
       call = NULL
@@ -240,13 +194,17 @@ print.pyhooks_run_values <- function(x, ...) {
 #' fetches are computed in the same `session.run()` call as the training
 #' step, and handed to `after_run` as `values$results`.
 #'
-#' @param ... Tensors (or lists of tensors) to fetch. Name them to get a
-#'   named list in `values$results` (`session_run_args(loss = x)` gives
-#'   `values$results$loss`).
+#' @param ... Tensors, tensor or operation names (`"global_step"` and
+#'   `"global_step:0"` both give the global step), or lists of them, to fetch.
+#'   Name them to get a named list in `values$results`
+#'   (`session_run_args(loss = x)` gives `values$results$loss`). A name the
+#'   graph has no value for is an error naming it.
 #' @param feed_dict A named list (tensor name = value) of extra feeds, or
 #'   `NULL`.
 #' @param options A `RunOptions` protocol buffer, or `NULL`.
-#' @returns A Python `SessionRunArgs`.
+#' @returns An object of class `pyhooks_session_run_args` (`$fetches`,
+#'   `$feed_dict`, `$options`; `reticulate::r_to_py()` makes it a Python
+#'   `SessionRunArgs`).
 #' @family custom hooks
 #' @seealso [session_run_hook()]
 #' @export
@@ -259,12 +217,6 @@ print.pyhooks_run_values <- function(x, ...) {
 #' )
 session_run_args <- function(..., feed_dict = NULL, options = NULL) {
   fetches <- list(...)
-  # A before_run asks for the same fetches at every step: the same R values
-  # give the same Python object (identical() compares Python objects by
-  # identity, R values by value), made once instead of at every step (~200 us
-  # of conversions). The last few are kept until train() & co. return.
-  key <- list(fetches, feed_dict, options)
-  for (made in .py$run_args) if (identical(made[[1L]], key)) return(made[[2L]])
   nms <- names(fetches)
   if (!length(fetches)) {
     fetches <- NULL
@@ -274,18 +226,37 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
-  if (!is.null(options) && !inherits(options, "python.builtin.object")) {
+  if (!is.null(feed_dict)) {
+    feed_dict <- as_py_list(feed_dict)
+    if (!is_py_object(feed_dict) &&
+      (!length(feed_dict) || is.null(names(feed_dict)) || !all(nzchar(names(feed_dict))))) {
+      cli::cli_abort(
+        "{.arg feed_dict} must be a named list (tensor name = value) or {.code NULL}.",
+        class = "pyhooks_error_argument"
+      )
+    }
+  }
+  if (!is.null(options) && !is_py_object(options)) {
     cli::cli_abort(
       "{.arg options} must be a {.code RunOptions} (from Python) or {.code NULL}, not {.obj_type_friendly {options}}.",
       class = "pyhooks_error_argument"
     )
   }
-  args <- py_construct_unchecked("SessionRunArgs", list(
-    fetches = fetches,
-    feed_dict = as_py_list(feed_dict),
-    options = options
-  ))
-  kept <- .py$run_args
-  .py$run_args <- c(list(list(key, args)), kept[seq_len(min(length(kept), 7L))])
+  args <- list(fetches = fetches, feed_dict = feed_dict, options = options)
+  class(args) <- "pyhooks_session_run_args"
   args
+}
+
+#' @export
+print.pyhooks_session_run_args <- function(x, ...) {
+  cat("<session run args>\n$fetches\n")
+  utils::str(unclass(x)$fetches, give.attr = FALSE)
+  if (!is.null(x$feed_dict)) cat("$feed_dict: ", paste(names(x$feed_dict), collapse = ", "), "\n")
+  invisible(x)
+}
+
+#' @exportS3Method reticulate::r_to_py
+r_to_py.pyhooks_session_run_args <- function(x, convert = FALSE) {
+  args <- unclass(x)
+  py_construct_unchecked("SessionRunArgs", args[!vapply(args, is.null, logical(1))])
 }

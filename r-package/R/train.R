@@ -272,13 +272,6 @@ reset_hook_state <- function(hook) {
 # the history so far) added to the condition. pyhooks' Python warnings raised
 # meanwhile become R warnings (first, so a failure loses none of them).
 run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), call) {
-  on.exit({ # session_run_args()' objects: not kept beyond the run
-    .py$run_args <- NULL
-    for (hook in r_hooks) {
-      forget <- attr(hook, "pyhooks_state")$forget
-      if (!is.null(forget)) forget()
-    }
-  })
   failure <- NULL
   capture <- py_bridge()$WarningCapture()$start()
   result <- tryCatch(expr, error = function(cnd) {

@@ -182,8 +182,7 @@ py_construct <- function(name, args, call = rlang::caller_env()) {
   object
 }
 
-# py_construct() without its NA check, for session_run_args(), which comes
-# here at every step of a hook's before_run with lists only.
+# py_construct() without its NA check (for arguments checked already).
 py_construct_unchecked <- function(name, args, call = rlang::caller_env()) {
   fn <- .py$constructors[[name]]
   if (is.null(fn)) { # looked up once: an attribute read through reticulate costs ~180 us

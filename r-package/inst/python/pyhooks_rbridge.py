@@ -2,15 +2,8 @@
 
 Nothing here imports TensorFlow. Its pieces:
 
-* :class:`RCallback` is what ``session_run_hook()`` gives ``pyhooks.LambdaHook``
-  for each R callback. It calls the R function with no arguments and keeps the
-  hook method's arguments in ``args`` for the duration of the call; the R side
-  turns them into R objects only when the callback uses them (R evaluates
-  arguments lazily), so an R callback costs one R call per hook method call and
-  an unused argument costs nothing.
-* :class:`RViews` tells the R side when its views of a hook's run context (the
-  session, its graph, the graph's collections, kept from step to step) may be
-  stale: at the first call of each run and after each session creation.
+* :class:`RHook` is what ``session_run_hook()`` makes: a hook whose methods
+  call the R functions of the R hook object (see ``session_run_hook.R``).
 * :class:`RLogHandler` forwards records of the ``pyhooks`` logger to an R
   function, so they reach the R console (knitr, Rscript, RStudio) instead of
   Python's stderr.
@@ -25,8 +18,11 @@ import sys
 import threading
 import warnings
 
-__all__ = ["RCallback", "RCallbackError", "RLogHandler", "RViews", "WarningCapture",
-           "call_to_r", "install_log_handler", "r_formatter", "to_r"]
+from pyhooks.hook import SessionRunArgs
+from pyhooks.hooks.lambda_hook import LambdaHook
+
+__all__ = ["RCallbackError", "RHook", "RLogHandler", "WarningCapture", "call_to_r",
+           "install_log_handler", "r_formatter", "to_r"]
 
 ARRAY_MARK = "__pyhooks_array__"
 
@@ -88,112 +84,92 @@ class RCallbackError(RuntimeError):
     """An R callback of a ``session_run_hook()`` signalled an R error."""
 
 
-class RCallback:
-    """A Python callable running one R callback of a ``session_run_hook()``.
+class RHook(LambdaHook):
+    """A ``session_run_hook()``: each method calls the R function given for it.
 
-    Args:
-        fn: the R function reticulate made callable. It takes no argument,
-            but ``before_run``/``after_run`` with :class:`RViews` take one
-            when the views are stale, and ``before_run``'s may return the
-            slot of a value it had kept (:meth:`keep`).
-        name: the hook method, e.g. ``"after_run"``.
-        views: the hook's :class:`RViews`, when its ``before_run`` or
-            ``after_run`` is given (those check it; the others open an epoch).
+    The R functions take no argument: while one runs, R reads the method's
+    arguments with :meth:`arg` and :meth:`values`, and only if the callback uses
+    them (R evaluates arguments lazily; reticulate converts each argument of a
+    call at ~15 µs). Methods without an R function do nothing, and pyhooks'
+    runners do not call them (``pyhooks_methods``).
+
+    ``before_run``'s R function returns ``session_run_args()``'s fields (a dict:
+    ``fetches``, ``feed_dict``, ``options``), a Python ``SessionRunArgs``, ``None``,
+    or ``True`` for "identical to the step before's": reticulate hands a Python
+    object back from R at ~35 µs (each tensor among the fetches), an R ``TRUE``
+    at ~1. If the R call fails, ``forget`` (an R function) makes R send its
+    next value in full. In a TensorFlow graph, a tensor or op name among the
+    fetches gives its value (``"global_step"`` as ``"global_step:0"``), or an
+    error naming it.
 
     An R error reaches Python as reticulate's ``RuntimeError`` and is raised
-    again as :class:`RCallbackError` naming the callback; an R interrupt (the
-    R side sets ``interrupted``) as ``KeyboardInterrupt``. The R side keeps
-    the R condition itself.
+    again as :class:`RCallbackError` naming the callback; an R interrupt (the R
+    side sets ``interrupted``) as ``KeyboardInterrupt``. The R side keeps the R
+    condition itself.
     """
 
-    __slots__ = ("fn", "name", "args", "interrupted", "views", "checks", "kept")
-
-    def __init__(self, fn, name, views=None):
-        self.fn = fn
-        self.name = name
+    def __init__(self, functions, forget=None):
+        super().__init__(**functions, name="session_run_hook()")
         self.args = ()
         self.interrupted = False
-        self.views = views  # the hook's RViews, if its R callbacks are given the run context
-        self.checks = views is not None and name in ("before_run", "after_run")
-        self.kept = []  # what before_run returned, kept so that R can send its index (see keep)
+        self._forget = forget
+        self._last = None  # before_run's last value from R
 
-    def __call__(self, *args):
+    def _call(self, method, *args):
+        fn = self._fns.get(method)
+        if fn is None:
+            return None
         self.args = args
         try:
-            views = self.views
-            if self.checks and views.seen != views.epoch:  # stale R views: R drops them
-                views.seen = views.epoch
-                result = self.fn(True)
-            else:
-                if views is not None and not self.checks:  # begin, after_create_session
-                    views.epoch += 1
-                result = self.fn()
-            if type(result) is int:  # before_run's value, one R had kept here (see keep)
-                return self.kept[result - 1]
-            return result
+            return fn()
         except RuntimeError as error:
             if self.interrupted:
                 self.interrupted = False
                 raise KeyboardInterrupt(
-                    f"interrupted in `{self.name}` of a session_run_hook()") from None
-            raise RCallbackError(f"in `{self.name}` of a session_run_hook(): {error}") from None
+                    f"interrupted in `{method}` of a session_run_hook()") from None
+            raise RCallbackError(f"in `{method}` of a session_run_hook(): {error}") from None
         finally:
             self.args = ()
 
+    def before_run(self, run_context):
+        try:
+            value = self._call("before_run", run_context)
+        except BaseException:
+            if self._forget is not None:
+                self._forget()
+            raise
+        if value is True:  # identical to the step before's
+            value = self._last
+        else:
+            self._last = value
+        if value is None:
+            return None
+        if isinstance(value, dict):  # session_run_args()' fields
+            value = SessionRunArgs(value.get("fetches"), value.get("feed_dict"),
+                                   value.get("options"))
+        graph = getattr(run_context.session, "graph", None)
+        ops = sys.modules.get("tensorflow.python.framework.ops")
+        if value.fetches is None or ops is None or not isinstance(graph, ops.Graph):
+            return value  # (eager and Keras: names are the step's outputs)
+        from pyhooks.hooks._lookup import names_as_values
+
+        return SessionRunArgs(names_as_values(value.fetches, graph, "session_run_args()"),
+                              value.feed_dict, value.options)
+
     def arg(self, i):
-        """The ``i``-th (0-based) argument of the running call."""
+        """The ``i``-th (0-based) argument of the running method."""
         try:
             return self.args[i]
         except IndexError:
-            raise RuntimeError(f"the arguments of `{self.name}` exist only while it runs (kept "
-                               "in R, its `context` has no step to read from)") from None
-
-    def keep(self, slot, value):
-        """Keeps ``before_run``'s ``value`` at ``slot`` (from 1), which R then returns instead.
-
-        reticulate converts a Python object R hands back at ~50 µs a call, an
-        R integer at ~2: a ``before_run`` returning the same object at every
-        step (``session_run_args()`` returns one object for the same
-        arguments) sends it once, then its slot.
-        """
-        kept = self.kept
-        while len(kept) < slot:
-            kept.append(None)
-        kept[slot - 1] = value
+            raise RuntimeError("the arguments of a session_run_hook()'s callback exist only "
+                               "while it runs (kept in R, its `context` has no step to read "
+                               "from)") from None
 
     def values(self):
         """``after_run``'s ``run_values`` for R: ``results`` converted by :func:`to_r`."""
         values = self.args[1]
         return {"results": to_r(values.results), "options": values.options,
                 "run_metadata": values.run_metadata}
-
-    def __repr__(self):
-        return f"<R callback {self.name}>"
-
-
-class RViews:
-    """When the R views of one ``session_run_hook()``'s run context must be made again.
-
-    The R side keeps, from step to step, R objects for ``context$session``, its
-    graph and the graph's collections (reticulate makes each anew at ~100 µs a
-    ``$``). They hold within one session of one run: ``begin`` and
-    ``after_create_session`` (:meth:`new_epoch` given to ``LambdaHook``, or the
-    R callbacks given for them) start an epoch, and the first
-    ``before_run``/``after_run`` call of an epoch calls its R function with the
-    argument ``TRUE``: drop the views first. No R call of its own.
-    """
-
-    __slots__ = ("epoch", "seen")
-
-    def __init__(self):
-        self.epoch = 0
-        self.seen = -1
-
-    def new_epoch(self, *args):
-        self.epoch += 1
-
-    def __repr__(self):
-        return f"<R run-context views, epoch {self.epoch}>"
 
 
 class RLogHandler(logging.Handler):

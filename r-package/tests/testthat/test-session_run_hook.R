@@ -74,13 +74,11 @@ test_that("only the callbacks given are called from Python", {
   hook <- session_run_hook(after_run = function() NULL)
   methods <- reticulate::import_builtins()$sorted(hook$pyhooks_methods)
   expect_identical(unlist(methods), "after_run")
-  # with a context: begin and after_create_session count the runs and sessions in
-  # Python (RViews), which costs no R call
+  # with a context: after_create_session too, where the context's view of the session is dropped
   hook <- session_run_hook(after_run = function(context, values) NULL)
   methods <- reticulate::import_builtins()$sorted(hook$pyhooks_methods)
-  expect_identical(unlist(methods), c("after_create_session", "after_run", "begin"))
-  begin <- reticulate::py_get_attr(hook, "_fns")$get("begin")
-  expect_true(grepl("RViews.new_epoch", reticulate::py_str(begin), fixed = TRUE))
+  expect_identical(unlist(methods), c("after_create_session", "after_run"))
+  expect_identical(format(hook), "<session_run_hook: after_run>")
   empty <- session_run_hook()
   expect_length(reticulate::import_builtins()$list(empty$pyhooks_methods), 0L)
   expect_s3_class(quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(empty)),
@@ -124,21 +122,19 @@ test_that("context$request_stop() ends training after the step", {
   expect_identical(history$steps, 1:2)
 })
 
-test_that("context keeps its session, graph and collections within a run, not beyond", {
+test_that("context gives each run's own session, graph and collections", {
   skip_if_no_pyhooks()
   seen <- list()
   hook <- session_run_hook(
     before_run = function(context) {
       graph <- context$session$graph
       losses <- graph$get_collection("losses")
-      args <- session_run_args(losses = losses)
       seen[[length(seen) + 1L]] <<- list(session = context$session, graph = graph,
-                                         losses = losses, args = args,
+                                         losses = losses,
                                          scoped = graph$get_collection("losses", "no_such"))
-      args
+      session_run_args(losses = losses)
     },
     after_run = function(context, values) {
-      seen[[length(seen)]]$same <<- identical(context[["session"]], seen[[length(seen)]]$session)
       seen[[length(seen)]]$values <<- values$results$losses[[1]]
     }
   )
@@ -149,18 +145,16 @@ test_that("context keeps its session, graph and collections within a run, not be
   quiet_train(first, steps = 2, hooks = list(hook)) # the first model's kept session again
   expect_length(seen, 7L)
   field <- function(name) lapply(seen, `[[`, name)
-  same_r_object <- function(i, j, name) identical(seen[[i]][[name]], seen[[j]][[name]])
-  # within a run, the very same R objects: nothing converted again
-  for (name in c("session", "graph", "losses", "args")) {
-    expect_true(same_r_object(1, 2, name) && same_r_object(2, 3, name), label = name)
-    expect_true(same_r_object(4, 5, name) && same_r_object(6, 7, name), label = name)
-    expect_false(same_r_object(3, 4, name) || same_r_object(5, 6, name), label = name)
-  }
-  expect_true(all(unlist(field("same"))))
-  # made again for each run, from the run's own session and graph
-  py_ids <- vapply(field("graph"), reticulate::py_id, character(1))
-  expect_identical(py_ids[[6]], py_ids[[1]])
-  expect_false(py_ids[[4]] == py_ids[[1]])
+  py_id <- function(name) vapply(field(name), reticulate::py_id, character(1))
+  run <- c(1, 1, 1, 2, 2, 3, 3)
+  graph_of_run <- c(1, 1, 1, 2, 2, 1, 1) # the first model's graph in runs 1 and 3
+  expect_identical(py_id("graph"), py_id("graph")[match(graph_of_run, graph_of_run)])
+  expect_false(py_id("graph")[[4]] == py_id("graph")[[1]])
+  expect_identical(py_id("session"), py_id("session")[match(run, run)])
+  expect_false(py_id("session")[[4]] == py_id("session")[[1]])
+  # the losses are the tensors of each step's own graph
+  loss_graphs <- vapply(field("losses"), function(l) reticulate::py_id(l[[1]]$graph), character(1))
+  expect_identical(loss_graphs, py_id("graph"))
   expect_true(all(lengths(field("values")) == 8L))
   expect_identical(unique(lengths(field("scoped"))), 0L) # a scope: asked of Python
   expect_s3_class(seen[[1]]$session, "pyhooks.estimators.kept_session.KeptSession")
@@ -191,58 +185,99 @@ test_that("context reads anything else from the step's Python context", {
   expect_error(kept$original_args, "exist only while it runs")
 })
 
-test_that("session_run_args() makes one Python object for the same arguments", {
+test_that("before_run's value reaches Python whether it is new, repeated or NULL", {
   skip_if_no_pyhooks()
-  a <- session_run_args(loss = "training_loss:0")
-  b <- session_run_args(loss = "training_loss:0")
-  expect_identical(reticulate::py_id(a), reticulate::py_id(b))
-  other <- list(
-    session_run_args(loss = "other:0"),
-    session_run_args(other = "training_loss:0"),
-    session_run_args("training_loss:0"),
-    session_run_args(loss = "training_loss:0", feed_dict = list(`x:0` = 1))
-  )
-  ids <- vapply(other, reticulate::py_id, character(1))
-  expect_false(any(ids == reticulate::py_id(a)))
-  expect_identical(reticulate::py_id(session_run_args(loss = "training_loss:0",
-                                                      feed_dict = list(`x:0` = 1))),
-                   ids[[4]])
-  # train() & co. let go of them when they return
-  quiet_train(linear_regressor(mtcars_columns()), steps = 1)
-  expect_false(reticulate::py_id(session_run_args(loss = "training_loss:0")) ==
-                 reticulate::py_id(a))
-})
-
-test_that("before_run's value reaches Python whether it is new, repeated, kept or evicted", {
-  skip_if_no_pyhooks()
-  names <- c("a", "b", "c", "d", "e")
+  names <- c("a", "b", "c")
   made <- lapply(names, function(n) do.call(session_run_args, setNames(list("training_loss:0"), n)))
   names(made) <- names
-  schedule <- c("a", "a", "b", "b", "c", "c", "d", "d", "e", "e", "a", "a", "b", "c", "a",
-                "none", "a", "e", "e")
+  schedule <- c("a", "a", "b", "new", "b", "none", "c", "a", "a")
   step <- 0
   got <- character()
-  kept <- integer()
-  hook <- NULL
   hook <- session_run_hook(
     before_run = function(context) {
       step <<- step + 1
-      if (schedule[[step]] == "none") NULL else made[[schedule[[step]]]]
+      switch(schedule[[step]], none = NULL, new = session_run_args(new = "training_loss:0"),
+             made[[schedule[[step]]]])
     },
     after_run = function(context, values) {
       got <<- c(got, if (is.null(values$results)) "none" else names(values$results))
-      before_run <- reticulate::py_get_attr(hook, "_fns")$get("before_run")
-      kept <<- c(kept, length(reticulate::py_get_attr(before_run, "kept")))
     }
   )
   quiet_train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL),
               steps = length(schedule), hooks = list(hook))
   expect_identical(got, schedule)
-  # kept from its second time in a row, in 4 slots at most; none once train() returns
-  expect_identical(kept[1:4], c(0L, 1L, 1L, 2L))
-  expect_identical(max(kept), 4L)
-  before_run <- reticulate::py_get_attr(hook, "_fns")$get("before_run")
-  expect_length(reticulate::py_get_attr(before_run, "kept"), 0L)
+})
+
+test_that("a before_run value Python could not take is sent again, never replaced", {
+  skip_if_no_pyhooks()
+  good <- session_run_args(loss = "training_loss:0")
+  bad <- session_run_args(x = new.env()) # an environment has no Python value
+  use <- "good"
+  got <- list()
+  hook <- session_run_hook(
+    before_run = function(context) if (use == "good") good else bad,
+    after_run = function(context, values) got[[length(got) + 1L]] <<- values$results
+  )
+  model <- linear_regressor(mtcars_columns())
+  quiet_train(model, steps = 2, hooks = list(hook))
+  use <- "bad"
+  expect_error(quiet_train(model, steps = 1, hooks = list(hook)))
+  expect_error(quiet_train(model, steps = 1, hooks = list(hook)))
+  expect_identical(lengths(got), c(1L, 1L))
+  use <- "good"
+  quiet_train(model, steps = 1, hooks = list(hook))
+  expect_named(got[[3]], "loss")
+})
+
+test_that("a tensor or op name gives its value, in every R hook that takes names", {
+  skip_if_no_pyhooks()
+  got <- list()
+  asks <- session_run_hook(
+    before_run = function(context) {
+      session_run_args(op = "global_step", tensor = "global_step:0",
+                       loss = list("training_loss", "training_loss:0"))
+    },
+    after_run = function(context, values) got[[length(got) + 1L]] <<- values$results
+  )
+  final <- hook_final_ops(list(step = "global_step", step0 = "global_step:0"))
+  history <- quiet_train(linear_regressor(mtcars_columns()), mtcars_input(num_epochs = NULL),
+                         steps = 3,
+                         hooks = list(asks, final,
+                                      hook_history_saver(every_n_step = 1,
+                                                         metrics = list(gs = "global_step"))))
+  # the global step as the step fetched it: before its increment
+  expect_identical(vapply(got, function(r) as.numeric(r$op), 0), c(0, 1, 2))
+  expect_identical(lapply(got, `[[`, "op"), lapply(got, `[[`, "tensor"))
+  for (r in got) expect_equal(r$loss[[1]], r$loss[[2]])
+  expect_true(all(vapply(got, function(r) is.numeric(r$loss[[1]]), TRUE)))
+  expect_equal(pyhooks:::py_value(reticulate::py_get_attr(final, "final_ops_values")),
+               list(step = 3, step0 = 3))
+  expect_identical(history$steps, 1:3)
+  expect_identical(as.numeric(history$gs), c(0, 1, 2))
+})
+
+test_that("a name without a value is an error naming it, never NULL", {
+  skip_if_no_pyhooks()
+  err <- expect_error(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(session_run_hook(
+      before_run = function(context) session_run_args(x = "no_such_tensor")
+    ))),
+    class = "pyhooks_python_HookSetupError"
+  )
+  expect_match(conditionMessage(err), "session_run_args(): \"no_such_tensor\" is not a tensor",
+               fixed = TRUE)
+  expect_match(conditionMessage(err), "Raised in session_run_hook().before_run()", fixed = TRUE)
+  err <- expect_error(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 1,
+                hooks = list(hook_final_ops(list(none = "no_such_op")))),
+    class = "pyhooks_python_HookSetupError"
+  )
+  expect_match(conditionMessage(err), "FinalOpsHook: `final_ops`: \"no_such_op\"", fixed = TRUE)
+  expect_error(
+    quiet_train(linear_regressor(mtcars_columns()), steps = 1,
+                hooks = list(hook_history_saver(metrics = list(gs = "no_such_op")))),
+    "`metrics` \"gs\" \"no_such_op\" is not a tensor of the graph", fixed = TRUE
+  )
 })
 
 test_that("callbacks may take fewer arguments, or dots", {
@@ -334,12 +369,12 @@ test_that("before_run must return session_run_args() or NULL", {
 test_that("a fetch nobody can fetch names the hook that asked for it, R-style", {
   skip_if_no_pyhooks()
   fine <- session_run_hook(before_run = function(context) session_run_args(step = "global_step:0"))
-  bad <- session_run_hook(before_run = function(context) session_run_args(a = "nonexistent:0"))
+  bad <- session_run_hook(before_run = function(context) session_run_args(a = 1))
   err <- expect_error(
     quiet_train(linear_regressor(mtcars_columns()), steps = 1, hooks = list(fine, bad)),
-    class = "pyhooks_python_ValueError"
+    class = "pyhooks_python_TypeError"
   )
-  expect_match(conditionMessage(err), "nonexistent:0", fixed = TRUE)
+  expect_match(conditionMessage(err), "= 1 has invalid type", fixed = TRUE)
   expect_match(conditionMessage(err),
                "`hooks[[2]]` (session_run_hook()) asked for this fetch in before_run()",
                fixed = TRUE)
@@ -370,12 +405,16 @@ test_that("session_run_hook() and session_run_args() check their arguments", {
   args <- session_run_args()
   expect_null(args$fetches)
   args <- session_run_args(loss = "training_loss:0", feed_dict = list("x:0" = 1))
-  expect_s3_class(args, "pyhooks.hook.SessionRunArgs")
+  expect_s3_class(args, "pyhooks_session_run_args")
   expect_identical(args$fetches, list(loss = "training_loss:0"))
+  py <- reticulate::r_to_py(args)
+  expect_s3_class(py, "pyhooks.hook.SessionRunArgs")
+  expect_identical(py$feed_dict, list("x:0" = 1))
 })
 
 test_that("session_run_args() refuses options that are not RunOptions, in R's words", {
   expect_error(session_run_args("loss", options = new.env()),
                "`options` must be a `RunOptions` \\(from Python\\) or `NULL`, not an environment")
-  expect_error(session_run_args("loss", feed_dict = 1), "`feed_dict` must be a named list")
+  expect_error(session_run_args("loss", feed_dict = 1),
+               "`feed_dict` must be a named list \\(tensor name = value\\) or `NULL`")
 })

@@ -204,6 +204,11 @@ class RunInfo:
         saving_listeners: ``CheckpointSaverListener`` objects that the loop's
             ``CheckpointSaverHook`` calls besides its own (``train(saving_listeners=)``).
         mode: ``"train"``, ``"eval"``, ``"predict"``, or None.
+        steps_per_run: the most global steps one ``run()`` call makes (a loop of
+            steps inside the call, ``run_config(steps_per_execution=)``; the last
+            call may make fewer). Hooks that act on steps count a call as up to
+            this many (TensorFlow's private ``_set_steps_per_run``, which
+            pyhooks' hooks also take, and which wins over this field).
 
     Example:
         >>> with RunInfo(steps=10):
@@ -211,15 +216,19 @@ class RunInfo:
         ...         ...
     """
 
-    __slots__ = ("steps", "saving_listeners", "mode", "_tokens")
+    __slots__ = ("steps", "saving_listeners", "mode", "steps_per_run", "_tokens")
 
-    def __init__(self, steps=None, saving_listeners=(), mode=None):
+    def __init__(self, steps=None, saving_listeners=(), mode=None, steps_per_run=1):
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)
                                   or steps < 0):
             raise TypeError(f"`steps` must be a whole number >= 0 or None, got {steps!r}.")
         self.steps = steps
         self.saving_listeners = tuple(saving_listeners)
         self.mode = mode
+        if isinstance(steps_per_run, bool) or not isinstance(steps_per_run, int) or \
+                steps_per_run < 1:
+            raise TypeError(f"`steps_per_run` must be a whole number >= 1, got {steps_per_run!r}.")
+        self.steps_per_run = steps_per_run
         self._tokens = []
 
     def __enter__(self):
@@ -231,7 +240,7 @@ class RunInfo:
 
     def __repr__(self):
         return (f"RunInfo(steps={self.steps!r}, saving_listeners={list(self.saving_listeners)!r}, "
-                f"mode={self.mode!r})")
+                f"mode={self.mode!r}, steps_per_run={self.steps_per_run!r})")
 
 
 _RUN_INFO = contextvars.ContextVar("pyhooks_run_info", default=None)

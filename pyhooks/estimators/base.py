@@ -177,7 +177,8 @@ class Estimator:
         replicated = self._replicated if mode == TRAIN else None
         return GraphSpec(signature, self.model_builder(), self._checkpoint_dir, self._seed,
                          self.config.keep_checkpoint_max, self._session_config, replicated,
-                         custom=self.custom_model)
+                         custom=self.custom_model,
+                         steps_per_execution=self.config.steps_per_execution)
 
     def model_builder(self):
         """``build(target, tf, mode, batch)`` of this estimator's model (see ``GraphSpec``)."""
@@ -399,8 +400,11 @@ class Estimator:
                                        max_steps)
         loop = hooks + extra + state.spec_hooks
         state.start_input(feeds, input_fn, training=True)
+        if total is not None:  # a steps loop's last call runs what is left
+            state.set_last_step(start + total)
         # the hooks' RunInfo: a progress bar shows `total`, checkpoint savers call `listeners`
-        with RunInfo(steps=total, saving_listeners=listeners, mode=TRAIN):
+        with RunInfo(steps=total, saving_listeners=listeners, mode=TRAIN,
+                     steps_per_run=self.config.steps_per_execution):
             try:
                 if self._replicated is None:
                     state.run_loop(loop, state.fetches)

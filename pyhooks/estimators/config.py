@@ -34,12 +34,20 @@ class RunConfig:
         train_distribute: a ``tf.distribute`` strategy ``train()`` runs under
             (``MirroredStrategy``, ``MultiWorkerMirroredStrategy``,
             ``OneDeviceStrategy``), or None; see :mod:`pyhooks.estimators.distributed`.
+        steps_per_execution: training steps run inside one session call (a loop in
+            the graph, as Keras' ``steps_per_execution``): less Python and session
+            overhead per step. Hooks run once per call and see its last step's
+            values; pyhooks' hooks count the steps a call runs
+            (``pyhooks.RunInfo.steps_per_run``), so checkpoints, step rates and
+            history rows come at the first call that reaches their step, and
+            ``train(steps=)`` stops at its exact step (the last call runs fewer).
+            Not with ``train_distribute``.
     """
 
     def __init__(self, model_dir=None, tf_random_seed=None, session_config=None,
                  save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5,
                  save_checkpoints_steps=None, save_checkpoints_secs=None,
-                 train_distribute=None):
+                 train_distribute=None, steps_per_execution=1):
         if model_dir is not None and not isinstance(model_dir, str):
             raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
         self.model_dir = model_dir
@@ -65,6 +73,14 @@ class RunConfig:
                              f"({save_checkpoints_secs!r}).")
 
         self.train_distribute = check_strategy(train_distribute)
+        self.steps_per_execution = check_positive("steps_per_execution", steps_per_execution,
+                                                  integer=True, allow_none=False)
+        if self.steps_per_execution > 2**31 - 1:
+            raise ValueError(f"`steps_per_execution` must be at most 2147483647, got "
+                             f"{steps_per_execution!r}.")
+        if self.steps_per_execution > 1 and self.train_distribute is not None:
+            raise ValueError(f"`steps_per_execution` = {steps_per_execution!r} cannot be used with "
+                             "`train_distribute` (give 1).")
 
     def checkpoint_frequency(self):
         """``{"save_steps": n}`` or ``{"save_secs": s}``: how often ``train()`` saves."""
@@ -79,6 +95,8 @@ class RunConfig:
                 f"save_checkpoints_steps={self.save_checkpoints_steps!r}, "
                 f"save_checkpoints_secs={self.save_checkpoints_secs!r}, "
                 f"keep_checkpoint_max={self.keep_checkpoint_max!r}"
+                + (f", steps_per_execution={self.steps_per_execution!r}"
+                   if self.steps_per_execution != 1 else "")
                 + (f", train_distribute={type(self.train_distribute).__name__}"
                    if self.train_distribute is not None else "") + ")")
 
@@ -93,8 +111,8 @@ def check_session_config(value):
 
 def run_config(model_dir=None, tf_random_seed=None, session_config=None, save_summary_steps=100,
                log_step_count_steps=100, keep_checkpoint_max=5, save_checkpoints_steps=None,
-               save_checkpoints_secs=None, train_distribute=None):
+               save_checkpoints_secs=None, train_distribute=None, steps_per_execution=1):
     """A :class:`RunConfig`, for the ``config`` argument of the estimators."""
     return RunConfig(model_dir, tf_random_seed, session_config, save_summary_steps,
                      log_step_count_steps, keep_checkpoint_max, save_checkpoints_steps,
-                     save_checkpoints_secs, train_distribute)
+                     save_checkpoints_secs, train_distribute, steps_per_execution)

@@ -52,6 +52,8 @@ class GraphSpec(NamedTuple):
         replicated: a :class:`pyhooks.estimators.distributed.ReplicatedTraining` for
             a training graph under a strategy, else None.
         custom: whether ``build`` is a ``model_fn``'s (its loss is scaled across replicas).
+        steps_per_execution: a training graph's steps per session call (see
+            :func:`build_steps_loop`).
     """
 
     signature: tuple
@@ -62,6 +64,7 @@ class GraphSpec(NamedTuple):
     session_config: Any = None
     replicated: Any = None
     custom: bool = False
+    steps_per_execution: int = 1
 
 
 class ModelTensors:
@@ -119,7 +122,11 @@ class GraphState(ModelTensors):
             graph.add_to_collection(training_util.GLOBAL_STEP_READ_KEY, self.global_step_read)
             with tf.name_scope("input"):
                 self.pipeline = InputPipeline(tf, spec.signature)
-            self._build_model(tf, spec, mode, self.pipeline.batch)
+            self.last_step = None  # a steps loop's bound (see set_last_step)
+            if mode == TRAIN and spec.steps_per_execution > 1:
+                build_steps_loop(self, tf, spec, self.pipeline)
+            else:
+                self._build_model(tf, spec, mode, self.pipeline.batch)
             self.summary_op = None
             if mode == TRAIN:  # for TensorBoard: the loss and the model's own summaries
                 v1.summary.scalar("loss", self.training_loss)
@@ -246,12 +253,74 @@ class GraphState(ModelTensors):
     def start_input(self, feeds, input_fn, training, epochs=None):
         self.pipeline.start(self.session, feeds, input_fn, training, epochs)
 
+    def set_last_step(self, step):
+        """A steps loop's calls stop at ``step`` (the last call runs fewer steps)."""
+        if self.last_step is not None:
+            assign, value = self.set_last_step_op
+            self.session.run(assign, {value: step})
+
     def run_loop(self, hooks, fetches, collect=None):
         """Runs ``fetches`` under ``pyhooks.MonitoredSession`` until a hook stops or input ends."""
         run_loop(self, hooks, fetches, collect)
 
     def close(self):
         self.session.close()
+
+
+# --------------------------------------------------------------------------- steps loop
+def build_steps_loop(state, tf, spec, pipeline):
+    """A training graph whose train op runs up to ``spec.steps_per_execution`` steps.
+
+    Keras' ``steps_per_execution`` in graph mode: the model is built once, as
+    the body of a ``tf.while_loop`` that takes its own batch from the input
+    iterator at each turn, so one session call runs several steps without
+    coming back to Python. A call runs ``min(steps_per_execution, last_step -
+    global step)`` steps, ``last_step`` being a local variable that ``train()``
+    sets (:meth:`GraphState.set_last_step`): the call that reaches the end of
+    ``train(steps=)`` runs fewer steps. What the hooks fetch (the ``losses``
+    collections, the training loss, the summaries) is the last step's of the
+    call; the global step read is the one before the call, as in a one-step
+    graph; hooks learn the steps per call from ``pyhooks.RunInfo.steps_per_run``.
+    The input running out inside a call ends the call with ``OutOfRangeError``
+    (its steps are done and counted, their losses not seen by hooks):
+    ``train()`` bounds ``last_step`` by the input's batches.
+    """
+    v1 = tf.compat.v1
+    steps = spec.steps_per_execution
+    state.last_step = v1.Variable(tf.constant(2**62, tf.int64), trainable=False,
+                                  collections=[v1.GraphKeys.LOCAL_VARIABLES],
+                                  name="steps_loop_last_step")
+    value = v1.placeholder(tf.int64, [], name="steps_loop_last_step_value")
+    state.set_last_step_op = (state.last_step.assign(value, read_value=False), value)
+    with tf.control_dependencies([state.global_step_read]):
+        first = tf.identity(state.global_step_read)
+        count = tf.minimum(tf.constant(steps, tf.int64), state.last_step.read_value() - first)
+    body_state = []
+
+    def body(i, per_example, loss):
+        turn = ModelTensors(state.global_step, state.global_step.read_value())
+        spec.build(turn, tf, TRAIN, pipeline.iterator.get_next())
+        body_state.append(turn)
+        with tf.control_dependencies([turn.train_op]):
+            return i + 1, tf.identity(turn.per_example_loss), tf.identity(turn.training_loss)
+
+    empty = tf.zeros([0], tf.float32)
+    _, per_example, loss = tf.while_loop(
+        lambda i, *_: i < count, body, (tf.constant(0, tf.int64), empty, tf.constant(0.0)),
+        shape_invariants=(tf.TensorShape([]), tf.TensorShape([None]), tf.TensorShape([])),
+        maximum_iterations=steps, name="steps_loop")
+    turn = body_state[-1]
+    state.model_variables = v1.global_variables()
+    state.skips_nonfinite = turn.skips_nonfinite
+    graph = v1.get_default_graph()
+    for key, value in ((v1.GraphKeys.LOSSES, per_example), (TRAINING_LOSS_COLLECTION, loss)):
+        graph.clear_collection(key)
+        graph.add_to_collection(key, value)
+    state.per_example_loss = tf.identity(per_example, name="per_example_loss")
+    state.training_loss = tf.identity(loss, name="training_loss")
+    state.train_op = state.fetches = tf.group(per_example, loss, name="steps_loop_train_op")
+    graph.clear_collection(v1.GraphKeys.TRAIN_OP)
+    v1.add_to_collection(v1.GraphKeys.TRAIN_OP, state.train_op)
 
 
 # --------------------------------------------------------------------------- canned models

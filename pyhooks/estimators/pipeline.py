@@ -78,6 +78,7 @@ class InputPipeline:
             v1.data.get_output_shapes(datasets["plain"]))
         self._initializers = {name: iterator.make_initializer(dataset)
                               for name, dataset in datasets.items()}
+        self.iterator = iterator  # a steps loop takes its batches itself (graph.build_steps_loop)
         self.batch = iterator.get_next()
 
     def start(self, session, feeds, input_fn, training, epochs=None):

@@ -210,3 +210,31 @@ def to_numpy(value, copy=True):
     if isinstance(value, float):
         return np.float64(value)
     return np.asarray(value) if not isinstance(value, np.generic) else value
+
+
+class StepsPerRun:
+    """How many global steps one ``run()`` call may make, for hooks that act on steps.
+
+    TensorFlow's hooks take ``_set_steps_per_run(n)`` (its private protocol for a
+    loop of steps inside one call); pyhooks' public form is
+    ``pyhooks.RunInfo(steps_per_run=)``, which the driver enters around the hooks'
+    ``begin()``. A value given through ``_set_steps_per_run`` wins. Hooks add
+    :meth:`steps_per_run` to the fetched global step read to see that something
+    may be due, then confirm the exact step, as they do for one step per call.
+    """
+
+    _given_steps_per_run = None
+
+    def _set_steps_per_run(self, steps_per_run):
+        from pyhooks.timer import check_positive
+
+        self._given_steps_per_run = check_positive("steps_per_run", steps_per_run, integer=True,
+                                                   allow_none=False)
+
+    def steps_per_run(self):
+        """The steps a call may make: ``_set_steps_per_run``'s, else the driver's RunInfo's."""
+        if self._given_steps_per_run is not None:
+            return self._given_steps_per_run
+        from pyhooks.hook import run_info
+
+        return run_info().steps_per_run

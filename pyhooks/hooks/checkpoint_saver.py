@@ -13,7 +13,8 @@ from pyhooks.errors import CheckpointError, NanLossDuringTrainingError
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
 from pyhooks.hooks._checkpointing import (
     CheckpointSaverListener, collection_saver, eager_saver, save_checkpoint, write_graph)
-from pyhooks.hooks._common import check_bool, current_backend, global_step_read, to_numpy
+from pyhooks.hooks._common import (StepsPerRun, check_bool, current_backend, global_step_read,
+                                   to_numpy)
 from pyhooks.hooks._lookup import check_exclusive, check_has, find_loss
 from pyhooks.hooks._model_dir import (TrainingLock, disk_error, event_writer, flush_events,
                                       latest_checkpoint, recover_saver)
@@ -23,7 +24,7 @@ from pyhooks.timer import SecondOrStepTimer, check_positive
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
 
 
-class CheckpointSaverHook(SessionRunHook):
+class CheckpointSaverHook(StepsPerRun, SessionRunHook):
     """Saves checkpoints at session creation, every N steps or seconds, and at the end.
 
     At session creation it saves unless the directory's latest checkpoint is
@@ -130,6 +131,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._args = SessionRunArgs(self._global_step_tensor if loss is None else
                                     (self._global_step_tensor, loss))
         self._diverged_at = None
+        self._per_run = self.steps_per_run()
         if backend is not None:  # eager / Keras: a tf.train.Checkpoint, no graph files
             self._writer = None
             self._saver = eager_saver(backend.kind, self._given_saver, self._scaffold,
@@ -201,7 +203,7 @@ class CheckpointSaverHook(SessionRunHook):
                 self._diverge(int(run_context.session.run(self._global_step_tensor)))
         if self._diverged_at is not None:
             return
-        if self._timer.should_trigger_for_step(int(results) + 1):
+        if self._timer.should_trigger_for_step(int(results) + self._per_run):
             # value + 1 may overshoot (increment not ordered after the read): read it back
             step = int(run_context.session.run(self._global_step_tensor))
             if self._timer.should_trigger_for_step(step):

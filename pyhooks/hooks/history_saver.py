@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import StepReader, exact_step, global_step_read, to_numpy
+from pyhooks.hooks._common import StepReader, StepsPerRun, exact_step, global_step_read, to_numpy
 from pyhooks.hooks._history import BASE_COLUMNS, History, open_csv
 from pyhooks.hooks._lookup import find_loss, graph_element
 from pyhooks.hooks._model_dir import disk_error
@@ -27,7 +27,7 @@ def _number(value):
     return (value.item() if value.size == 1 else value.mean().item())
 
 
-class HistorySaverHook(SessionRunHook):
+class HistorySaverHook(StepsPerRun, SessionRunHook):
     """Records the loss every ``every_n_step`` global steps, and always the last step.
 
     Per row: ``steps`` (the global step reached), ``mean_losses`` and
@@ -96,6 +96,7 @@ class HistorySaverHook(SessionRunHook):
         step = self._step_tensor
         self._args = SessionRunArgs((step, loss, *extra))  # a tuple: cannot change
         self._read_step = StepReader(step)
+        self._per_run = self.steps_per_run()
         self._last = None
         self._recorded_step = -1
 
@@ -110,7 +111,7 @@ class HistorySaverHook(SessionRunHook):
         if self._due is None:  # driven without after_create_session: counted from this run
             self._due = int(results[0]) + self._every_n_step
         # the fetched read + 1 is at most the step reached: confirm it when a row may be due
-        if int(results[0]) + 1 >= self._due:
+        if int(results[0]) + self._per_run >= self._due:
             step = self._read_step(run_context.session)
             if step >= self._due and step > self._recorded_step:
                 self._due = step + self._every_n_step
@@ -163,7 +164,7 @@ class HistorySaverHook(SessionRunHook):
         """The last step's row, unless it was recorded; then the file is closed."""
         try:
             if self._last is not None and session is not None:
-                ran = int(self._last[0]) + 1  # the step the last values this hook saw reached
+                ran = int(self._last[0]) + self._per_run  # at most the step the last values reached
                 try:
                     step = exact_step(session, self._step_tensor)
                 except Exception:  # noqa: BLE001 - a broken session: the last run's own step

@@ -79,6 +79,7 @@ class ProgressBarHook(SessionRunHook):
 
     def begin(self):
         self._run = run_info()
+        self._per_run = self._run.steps_per_run
         loss = find_loss(self._loss, type(self).__name__, required=False)
         self._args = None if loss is None else SessionRunArgs(loss)
         self._active_mode = choose_mode(self.mode, self.writer)
@@ -104,7 +105,10 @@ class ProgressBarHook(SessionRunHook):
         value = run_values.results
         if value is not None:
             self._value = value
-        self.steps = steps = self.steps + 1
+        steps = self.steps + self._per_run
+        if self._per_run > 1 and self._expected() is not None:  # the last call runs fewer
+            steps = min(steps, self._expected())
+        self.steps = steps
         if steps >= self._next_check:
             self._tick()
 

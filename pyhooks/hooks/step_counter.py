@@ -6,7 +6,7 @@ import math
 
 from pyhooks import _logging
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import StepReader, current_backend, global_step_read
+from pyhooks.hooks._common import StepReader, StepsPerRun, current_backend, global_step_read
 from pyhooks.hooks._lookup import check_has
 from pyhooks.hooks._output import check_output_dir
 from pyhooks.hooks._workers import worker_path
@@ -16,7 +16,7 @@ __all__ = ["StepCounterHook"]
 
 
 
-class StepCounterHook(SessionRunHook):
+class StepCounterHook(StepsPerRun, SessionRunHook):
     """Measures steps per second; logs it and writes it as a TensorBoard summary.
 
     Every ``every_n_steps`` steps (or ``every_n_secs`` seconds) the rate since the
@@ -80,13 +80,14 @@ class StepCounterHook(SessionRunHook):
         self._last_global_step = None
         self._args = SessionRunArgs(self._global_step_tensor)
         self._read_step = StepReader(self._global_step_tensor)
+        self._per_run = self.steps_per_run()
 
     def before_run(self, run_context):
         return self._args
 
     def after_run(self, run_context, run_values):
         stale = run_values.results
-        upper = int(stale) + 1  # the step reached; one more if the read raced the train op
+        upper = int(stale) + self._per_run  # at most the step reached (+1: a read racing the op)
         if upper > self._due and self._timer.should_trigger_for_step(upper):
             step = self._read_step(run_context.session)
             if self._timer.should_trigger_for_step(step):

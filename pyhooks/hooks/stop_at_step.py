@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import global_step_read
+from pyhooks.hooks._common import StepsPerRun, global_step_read
 from pyhooks.timer import check_positive
 
 __all__ = ["StopAtStepHook"]
 
 
-class StopAtStepHook(SessionRunHook):
+class StopAtStepHook(StepsPerRun, SessionRunHook):
     """Requests a stop once the global step reaches ``last_step``.
 
     The global step is fetched with every run; once that value + 1 reaches
@@ -56,6 +56,7 @@ class StopAtStepHook(SessionRunHook):
         # the same args every step
         self._args = SessionRunArgs(self._global_step_tensor)
         self._last_step = self._given_last_step
+        self._per_run = self.steps_per_run()
 
     def after_create_session(self, session, coord):
         step = int(session.run(self._global_step_tensor))
@@ -70,7 +71,7 @@ class StopAtStepHook(SessionRunHook):
     def after_run(self, run_context, run_values):
         if self._last_step is None:  # driven without after_create_session: from this run
             self._last_step = int(run_values.results) + self._num_steps
-        if int(run_values.results) + 1 >= self._last_step:
+        if int(run_values.results) + self._per_run >= self._last_step:
             # value + 1 can overshoot by one when the train op's increment does not
             # wait for the read (``optimizer.minimize(global_step=...)``): confirm it
             # once, near the end, with a raw read (as TensorFlow does).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import current_backend, global_step_read
+from pyhooks.hooks._common import StepsPerRun, current_backend, global_step_read
 from pyhooks.errors import HookSetupError
 from pyhooks.hooks._lookup import check_exclusive, check_fetches, check_has
 from pyhooks.hooks._output import check_output_dir
@@ -13,7 +13,7 @@ from pyhooks.timer import SecondOrStepTimer, check_positive
 __all__ = ["SummarySaverHook"]
 
 
-class SummarySaverHook(SessionRunHook):
+class SummarySaverHook(StepsPerRun, SessionRunHook):
     """Evaluates summary ops on the steps the timer selects and writes them to an event file.
 
     The summary op is fetched only on those steps, together with the caller's
@@ -94,6 +94,7 @@ class SummarySaverHook(SessionRunHook):
         self._next_step = None
         self._timer.reset()
         self._global_step_tensor = global_step_read("SummarySaverHook")
+        self._per_run = self.steps_per_run()
 
     def before_run(self, run_context):
         self._request_summary = (self._next_step is None
@@ -125,7 +126,7 @@ class SummarySaverHook(SessionRunHook):
                 _write_eager(self._summary_writer, run_values.results["summary"], step)
             for summary in () if self._eager else run_values.results.get("summary", ()):
                 self._summary_writer.add_summary(summary, step)
-        self._next_step = step + 1
+        self._next_step = step + self._per_run
 
     def end(self, session=None):
         self._summary_writer.flush()

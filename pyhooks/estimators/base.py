@@ -175,6 +175,9 @@ class Estimator:
     def _graph_spec(self, mode, signature):
         """The :class:`GraphSpec` of ``mode``'s graph for inputs of ``signature``."""
         replicated = self._replicated if mode == TRAIN else None
+        if self.custom_model and self.config.steps_per_execution > 1:
+            raise ValueError(f"`steps_per_execution` = {self.config.steps_per_execution!r}: only "
+                             "the canned estimators run several steps per call (give 1).")
         return GraphSpec(signature, self.model_builder(), self._checkpoint_dir, self._seed,
                          self.config.keep_checkpoint_max, self._session_config, replicated,
                          custom=self.custom_model,
@@ -398,10 +401,14 @@ class Estimator:
             self._replicated.check_steps(input_fn, steps, max_steps, start)
         extra, history = default_hooks(hooks, state, self.config, self.model_dir, steps,
                                        max_steps)
+        if total is not None and state.last_step is not None:
+            # a steps loop's last call runs what is left; a call after it would run none,
+            # where the input running out would have ended a one-step loop
+            state.set_last_step(start + total)
+            if steps is None and max_steps is None:
+                extra.append(StopAtStepHook(last_step=start + total))
         loop = hooks + extra + state.spec_hooks
         state.start_input(feeds, input_fn, training=True)
-        if total is not None:  # a steps loop's last call runs what is left
-            state.set_last_step(start + total)
         # the hooks' RunInfo: a progress bar shows `total`, checkpoint savers call `listeners`
         with RunInfo(steps=total, saving_listeners=listeners, mode=TRAIN,
                      steps_per_run=self.config.steps_per_execution):

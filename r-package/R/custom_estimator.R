@@ -220,6 +220,14 @@ input_layer <- function(features, feature_columns) {
 #'   the replicas; the hooks see the loss over all replicas; on workers other
 #'   than the chief, files go below `model_dir/tmp_worker_<i>` and no
 #'   checkpoint is written. See `vignette("distributed")`.
+#' @param steps_per_execution Training steps run inside one TensorFlow call
+#'   (a loop in the graph, as Keras' `steps_per_execution`): less time per step
+#'   outside TensorFlow. Hooks run once per call and see its last step's
+#'   values; the built-in hooks count the steps a call runs, so checkpoints,
+#'   step rates and history rows come at the first call that reaches their
+#'   step, and `train(steps =)` stops at its exact step (the last call runs
+#'   fewer). A [hook_stop_at_step()] of your own stops after the call that
+#'   reaches its step. Not with `train_distribute`.
 #' @returns A run configuration, for the `config` argument of [estimator()].
 #' @family custom estimators
 #' @export
@@ -227,7 +235,7 @@ run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config =
                        save_summary_steps = 100L, log_step_count_steps = 100L,
                        keep_checkpoint_max = 5L, save_checkpoints_steps = NULL,
                        save_checkpoints_secs = NULL,
-                       train_distribute = NULL) {
+                       train_distribute = NULL, steps_per_execution = 1L) {
   py_construct("run_config", list(
     model_dir = path_arg(model_dir), tf_random_seed = as_py_int(tf_random_seed),
     session_config = session_config, save_summary_steps = as_py_int(save_summary_steps),
@@ -235,7 +243,8 @@ run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config =
     keep_checkpoint_max = as_py_int(keep_checkpoint_max),
     save_checkpoints_steps = as_py_int(save_checkpoints_steps),
     save_checkpoints_secs = save_checkpoints_secs,
-    train_distribute = train_distribute
+    train_distribute = train_distribute,
+    steps_per_execution = as_py_int(steps_per_execution)
   ))
 }
 

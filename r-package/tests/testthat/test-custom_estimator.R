@@ -307,3 +307,19 @@ test_that("R hooks see a custom estimator's loss in the losses collection", {
   expect_length(seen, 3L)
   expect_equal(seen, history$mean_losses, tolerance = 1e-5)
 })
+
+test_that("run_config(steps_per_execution =) runs several steps per call, counted exactly", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns(),
+                            config = run_config(steps_per_execution = 4,
+                                                save_checkpoints_steps = 8))
+  history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 10,
+                         hooks = list(hook_history_saver(every_n_step = 4)))
+  # one row per call that reaches a multiple of 4, and the last (shorter) call's step
+  expect_identical(as.data.frame(history)$steps, c(4, 8, 10))
+  saved <- sub("^model\\.ckpt-([0-9]+)\\.index$", "\\1",
+               list.files(model_dir(model), pattern = "^model\\.ckpt-[0-9]+\\.index$"))
+  expect_identical(sort(as.numeric(saved)), c(0, 8, 10))
+  expect_error(run_config(steps_per_execution = 0), "steps_per_execution")
+  expect_error(run_config(steps_per_execution = 2.5), "steps_per_execution")
+})

@@ -1,0 +1,149 @@
+"""Several steps per session call: run_config(steps_per_execution=) and the hooks' count."""
+
+import io
+import os
+import re
+
+import numpy as np
+import pytest
+
+import pyhooks
+
+tf = pytest.importorskip("tensorflow")
+
+
+def _columns(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    x = {f"x{i}": rng.normal(size=n).astype("float32") for i in range(3)}
+    return x, (x["x0"] > 0).astype("int64")
+
+
+def _estimator(tmp_path, spe, kind="dnn", **config):
+    x, _ = _columns()
+    fcs = pyhooks.feature_columns(*[pyhooks.column_numeric(k) for k in x])
+    config = pyhooks.run_config(steps_per_execution=spe, **config)
+    if kind == "dnn":
+        return pyhooks.dnn_classifier([8], fcs, model_dir=str(tmp_path), config=config)
+    return pyhooks.linear_classifier(fcs, model_dir=str(tmp_path), config=config)
+
+
+def _input(batch_size=32, num_epochs=None):
+    x, y = _columns()
+    return pyhooks.input_fn({**x, "y": y}, response="y", features=list(x),
+                            batch_size=batch_size, num_epochs=num_epochs)
+
+
+def _checkpoints(model_dir):
+    return sorted(int(m.group(1)) for f in os.listdir(model_dir)
+                  if (m := re.fullmatch(r"model\.ckpt-(\d+)\.index", f)))
+
+
+def _event_steps(model_dir, tag_end):
+    steps = []
+    for name in sorted(os.listdir(model_dir)):
+        if name.startswith("events.out"):
+            for event in tf.compat.v1.train.summary_iterator(os.path.join(model_dir, name)):
+                steps += [event.step for v in event.summary.value if v.tag.endswith(tag_end)]
+    return steps
+
+
+class _StepsSeen(pyhooks.SessionRunHook):
+    """Records the global step after every call (read from the session)."""
+
+    def begin(self):
+        self.read = tf.compat.v1.train.get_global_step()
+        self.steps = []
+
+    def after_run(self, run_context, run_values):
+        self.steps.append(int(run_context.session.run(self.read)))
+
+
+@pytest.mark.parametrize("kind", ["dnn", "linear"])
+def test_calls_run_n_steps_and_the_last_call_stops_at_the_exact_step(tmp_path, kind):
+    est = _estimator(tmp_path, 10, kind, save_checkpoints_steps=20)
+    seen = _StepsSeen()
+    history = est.train(_input(), steps=35, hooks=[seen, pyhooks.HistorySaverHook(every_n_step=10)])
+    assert seen.steps == [10, 20, 30, 35]
+    assert history.to_dict()["steps"] == [10, 20, 30, 35]
+    assert _checkpoints(tmp_path) == [0, 20, 35]
+    # the next call continues from 35 and runs 10 more, the last call 5
+    seen = _StepsSeen()
+    est.train(_input(), steps=15, hooks=[seen])
+    assert seen.steps == [45, 50]
+    assert est.latest_checkpoint().endswith("model.ckpt-50")
+
+
+def test_one_step_per_call_is_unchanged(tmp_path):
+    seen = _StepsSeen()
+    _estimator(tmp_path, 1).train(_input(), steps=3, hooks=[seen])
+    assert seen.steps == [1, 2, 3]
+
+
+def test_checkpoints_come_at_the_first_call_reaching_their_step(tmp_path):
+    est = _estimator(tmp_path, 10, save_checkpoints_steps=15)
+    est.train(_input(), steps=50)
+    assert _checkpoints(tmp_path) == [0, 20, 40, 50]
+
+
+def test_step_counter_measures_at_the_calls_reaching_its_period(tmp_path):
+    est = _estimator(tmp_path, 5, log_step_count_steps=None, save_summary_steps=None)
+    out = tmp_path / "counter"
+    est.train(_input(), steps=40, hooks=[pyhooks.StepCounterHook(every_n_steps=10,
+                                                                 output_dir=str(out))])
+    # the first call (step 5) starts the clock; then every call reaching 10 more steps
+    assert _event_steps(str(out), "/sec") == [15, 25, 35]
+
+
+def test_a_users_stop_at_step_hook_stops_after_the_call_reaching_its_step(tmp_path):
+    seen = _StepsSeen()
+    _estimator(tmp_path, 10).train(_input(), steps=100,
+                                   hooks=[seen, pyhooks.StopAtStepHook(last_step=25)])
+    assert seen.steps == [10, 20, 30]
+
+
+def test_progress_bar_counts_the_steps_of_each_call(tmp_path):
+    text = io.StringIO()
+    bar = pyhooks.ProgressBarHook(writer=text)
+    _estimator(tmp_path, 10).train(_input(), steps=25, hooks=[bar])
+    assert bar.steps == 25
+    assert "25/25" in text.getvalue()
+
+
+def test_finite_epochs_bound_the_last_call(tmp_path):
+    seen = _StepsSeen()
+    # 600 rows, batch 32, 1 epoch: 19 batches
+    _estimator(tmp_path, 10).train(_input(num_epochs=1), hooks=[seen])
+    assert seen.steps == [10, 19]
+
+
+def test_hooks_told_through_run_info_in_a_plain_loop(tmp_path):
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        train_op = step.assign_add(5)
+        hooks = [pyhooks.CheckpointSaverHook(str(tmp_path), save_steps=10),
+                 pyhooks.StopAtStepHook(last_step=20)]
+        with pyhooks.RunInfo(steps_per_run=5):
+            with pyhooks.MonitoredSession(hooks=hooks) as session:
+                while not session.should_stop():
+                    session.run(train_op)
+        assert _checkpoints(tmp_path) == [0, 10, 20]
+
+
+def test_bad_values_are_refused_naming_the_argument():
+    with pytest.raises(ValueError, match="steps_per_execution"):
+        pyhooks.run_config(steps_per_execution=0)
+    with pytest.raises(ValueError, match="steps_per_execution"):
+        pyhooks.run_config(steps_per_execution=2.5)
+    with pytest.raises(TypeError, match="steps_per_run"):
+        pyhooks.RunInfo(steps_per_run=0)
+    with pytest.raises(ValueError, match="steps_per_run"):
+        pyhooks.StepCounterHook()._set_steps_per_run(0)
+
+
+def test_custom_estimators_refuse_several_steps_per_call(tmp_path):
+    def model_fn(features, labels, mode):
+        raise AssertionError("not built")
+
+    est = pyhooks.estimator(model_fn, config=pyhooks.run_config(steps_per_execution=2))
+    with pytest.raises(ValueError, match="steps_per_execution"):
+        est.train(_input(), steps=2)

@@ -316,7 +316,7 @@ test_that("run_config(steps_per_execution =) runs several steps per call, counte
   history <- quiet_train(model, mtcars_input(num_epochs = NULL), steps = 10,
                          hooks = list(hook_history_saver(every_n_step = 4)))
   # one row per call that reaches a multiple of 4, and the last (shorter) call's step
-  expect_identical(as.data.frame(history)$steps, c(4, 8, 10))
+  expect_identical(as.data.frame(history)$steps, c(4L, 8L, 10L))
   saved <- sub("^model\\.ckpt-([0-9]+)\\.index$", "\\1",
                list.files(model_dir(model), pattern = "^model\\.ckpt-[0-9]+\\.index$"))
   expect_identical(sort(as.numeric(saved)), c(0, 8, 10))

@@ -158,6 +158,12 @@ use_pyhooks_python <- function(libname) {
   python <- pyhooks_python(libname)
   if (!is.null(python)) {
     try(reticulate::use_python(python, required = TRUE), silent = TRUE)
+    # reticulate 1.28 looks for a Poetry project (a pyproject.toml above the working directory
+    # with any [tool] table) before the Python chosen here: it would warn that poetry is
+    # missing, or run Poetry's environment. Unless the user names a Poetry project, none.
+    if (is.null(getOption("reticulate.poetry.project"))) {
+      options(reticulate.poetry.project = file.path(tempdir(), "pyhooks-no-poetry-project"))
+    }
   }
   invisible()
 }

@@ -226,6 +226,7 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
+  check_fetches(fetches)
   if (!is.null(feed_dict)) {
     feed_dict <- as_py_list(feed_dict)
     if (!is_py_object(feed_dict) &&
@@ -245,6 +246,27 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
   args <- list(fetches = fetches, feed_dict = feed_dict, options = options)
   class(args) <- "pyhooks_session_run_args"
   args
+}
+
+# Every leaf of `fetches` (nested lists) is something Python can take as a fetch: an R
+# error naming the fetch, not reticulate's "Unable to convert R object" at the step.
+check_fetches <- function(fetches, path = character()) {
+  for (i in seq_along(fetches)) {
+    fetch <- fetches[[i]]
+    name <- names(fetches)[i]
+    where <- c(path, if (is.null(name) || !nzchar(name)) paste0("[[", i, "]]") else name)
+    if (is.list(fetch) && !is.data.frame(fetch) && !is_py_object(fetch)) {
+      check_fetches(fetch, where)
+    } else if (!is_py_object(fetch) &&
+               !(is.atomic(fetch) && !is.null(fetch) && is.null(dim(fetch)) &&
+                 (is.character(fetch) || length(fetch) == 1L))) {
+      cli::cli_abort(
+        c("Fetch {.val {paste(where, collapse = '$')}} must be a tensor, an operation or their name, or a list of them, not {.obj_type_friendly {fetch}}."),
+        class = "pyhooks_error_argument"
+      )
+    }
+  }
+  invisible()
 }
 
 #' @export

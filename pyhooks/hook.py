@@ -60,6 +60,7 @@ saving listeners besides its own.
 from __future__ import annotations
 
 import contextvars
+import io
 import sys
 from collections import namedtuple
 from collections.abc import Mapping
@@ -256,7 +257,9 @@ def check_hooks(hooks, name="hooks") -> list:
         return []
     if _is_hook(hooks):
         return [hooks]
-    if isinstance(hooks, (str, bytes, dict)) or not hasattr(hooks, "__iter__"):
+    # a file iterates over its lines, a data frame over its column names: not lists of hooks
+    if (isinstance(hooks, (str, bytes, dict, io.IOBase)) or not hasattr(hooks, "__iter__")
+            or hasattr(hooks, "columns")):
         raise TypeError(f"`{name}` must be a list of SessionRunHook, got {hooks!r} "
                         f"({type(hooks).__name__}).")
     hooks = list(hooks)  # any iterable, as the runner took before (a generator too)

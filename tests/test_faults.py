@@ -158,7 +158,7 @@ def test_a_disk_full_from_the_start_is_one_line_and_leaves_no_temporary_file(tmp
     assert code != 0
     errors = [line for line in err.splitlines() if line.startswith("pyhooks.errors.")]
     assert len(errors) == 1 and errors[0].startswith("pyhooks.errors.DiskWriteError: Could not "
-                                                     f"write the ")
+                                                     "write the ")
     assert f"to '{tmp_path}'" in errors[0] and errors[0].endswith("(a file size limit was reached).")
     assert "Exception in thread" not in err and "ERROR:tensorflow" not in err, err
     assert not [name for name in os.listdir(tmp_path) if "tmp" in name]

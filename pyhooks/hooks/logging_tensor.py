@@ -71,6 +71,7 @@ class LoggingTensorHook(SessionRunHook):
 
     def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False,
                  formatter=None):
+        at_end = check_bool("at_end", at_end)
         only_log_at_end = at_end and every_n_iter is None and every_n_secs is None
         if not only_log_at_end and (every_n_iter is None) == (every_n_secs is None):
             raise ValueError("either at_end and/or exactly one of every_n_iter and every_n_secs "

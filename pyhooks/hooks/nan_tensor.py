@@ -10,7 +10,7 @@ import numpy as np
 from pyhooks import _logging
 from pyhooks.errors import NanLossDuringTrainingError, NanLossWarning
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (check_bool, global_step_read,
+from pyhooks.hooks._common import (check_bool, global_step_read, one_of,
                                    to_numpy)
 from pyhooks.hooks._lookup import graph_element
 
@@ -44,7 +44,7 @@ class NanTensorHook(SessionRunHook):
     """
 
     def __init__(self, loss_tensor, fail_on_nan_loss=True, fail_on_inf=True):
-        if loss_tensor is None or loss_tensor == "" or isinstance(loss_tensor, bool):
+        if loss_tensor is None or one_of(loss_tensor, ("",)) or isinstance(loss_tensor, bool):
             raise TypeError(f"`loss_tensor` must be a tensor or a tensor name, got "
                             f"{loss_tensor!r}.")
         self._loss_tensor = loss_tensor

@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
+from pyhooks.hooks._common import one_of
 from pyhooks.hooks._lookup import find_loss
 from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
 from pyhooks.timer import check_positive
@@ -58,7 +59,7 @@ class ProgressBarHook(SessionRunHook):
         if not isinstance(label, str):
             raise TypeError(f"`label` must be a string, got {label!r} ({type(label).__name__}).")
         check_writer(writer)
-        if mode not in (None, *MODES):
+        if not one_of(mode, (None, *MODES)):
             raise ValueError(f"`mode` must be 'dynamic', 'plain' or None, got {mode!r}.")
         self.label, self.total, self.writer, self.mode = label, total, writer, mode
         self.min_interval = check_positive("min_interval", min_interval, integer=False,

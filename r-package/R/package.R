@@ -38,6 +38,7 @@
 
 .onLoad <- function(libname, pkgname) {
   .py$libname <- libname
+  reg.finalizer(.py, run_python_exit_functions, onexit = TRUE)
   # Python is chosen now, before anything else can start reticulate (whatever the user does
   # first: reticulate::import(), a python chunk, estimator()); it starts at first use.
   use_pyhooks_python(libname)
@@ -150,6 +151,16 @@ installed_setup <- function(libname = .py$libname) {
   fields <- tryCatch(read.dcf(file), error = function(e) NULL)
   if (is.null(fields) || nrow(fields) != 1L) return(list())
   as.list(fields[1L, ])
+}
+
+# When R ends: Python's exit functions, which reticulate does not run (it never finalizes
+# Python). pyhooks' own remove the temporary model directories of `model_dir = NULL` and stop the
+# TensorBoards this session started; the user's own run too, as at the end of a Python process.
+run_python_exit_functions <- function(env) {
+  if (reticulate::py_available(initialize = FALSE)) {
+    try(reticulate::import("atexit")$`_run_exitfuncs`(), silent = TRUE)
+  }
+  invisible()
 }
 
 use_pyhooks_python <- function(libname) {

@@ -281,3 +281,24 @@ test_that("a second trainer of a model_dir is refused until the first is gone", 
   wait_until(function() !alive(worker$pid), 30)
   expect_length(train(model, mtcars_input(), steps = 1, hooks = silent_hooks())$steps, 1L)
 })
+
+test_that("model_dir = NULL: the temporary model directory is removed when R ends", {
+  skip_if_no_pyhooks()
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    "library(pyhooks)",
+    "model <- linear_regressor(feature_columns(column_numeric('drat')))",
+    "history <- train(model, input_fn(mtcars, response = 'mpg', features = 'drat'), steps = 1)",
+    "cat('DIR', model_dir(model), '\\n', sep = '')",
+    "cat('EXISTS', dir.exists(model_dir(model)), '\\n', sep = '')"
+  ), script)
+  out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(script)),
+                 stdout = TRUE, stderr = FALSE,
+                 env = c(sprintf("R_LIBS=%s", shQuote(paste(.libPaths(), collapse = ":"))),
+                         sprintf("RETICULATE_PYTHON=%s", shQuote(reticulate::py_config()$python)),
+                         "TF_CPP_MIN_LOG_LEVEL=2"))
+  dir <- sub("^DIR", "", grep("^DIR", out, value = TRUE))
+  expect_length(dir, 1L)
+  expect_true("EXISTSTRUE" %in% out) # it was there while R ran
+  expect_false(dir.exists(dir))
+})

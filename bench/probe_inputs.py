@@ -131,7 +131,7 @@ VALID = {
     "label": {"NULL", "empty"},                     # no label
     "optimizer": {"str"}, "linear_optimizer": {"str"}, "dnn_optimizer": {"str"},
     "shuffle": set(),
-    "metrics": {"len0", "strs2"}, "keys": {"strs2"}, "names": {"NULL"},
+    "metrics": {"len0", "strs2"}, "keys": {"strs2"}, "names": {"NULL", "df"},
     "tensors": {"str"}, "loss": {"str"}, "final_ops": {"str"}, "summary_op": {"str"},
     "fetches": {"str", "one", "NULL", "empty", "NaN", "TRUE"},  # any structure of values
     "vocabulary_list": {"one"}, "label_vocabulary": {"strs2"},

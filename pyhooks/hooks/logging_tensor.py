@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import inspect
 
 import numpy as np
@@ -92,7 +93,8 @@ class LoggingTensorHook(SessionRunHook):
         if not isinstance(tensors, (dict, list, tuple)):
             tensors = [tensors]
         for key, t in (tensors.items() if isinstance(tensors, dict) else enumerate(tensors)):
-            if not (isinstance(t, str) and t) and not isinstance(getattr(t, "name", None), str):
+            if (not (isinstance(t, str) and t) and not isinstance(getattr(t, "name", None), str)
+                    or isinstance(t, io.IOBase)):  # a file has a name too
                 raise TypeError(f"`tensors` must be a dict, a list or a tensor (name), got "
                                 f"{t!r} ({type(t).__name__}) at [{key!r}].")
         if isinstance(tensors, dict):

@@ -31,11 +31,20 @@ functions here are what those arguments do:
   mean loss of an empty batch is NaN: with ``NanTensorHook`` all stop at the first).
 - **Per-replica values** (:func:`reduce_output`): a step output that is a
   ``PerReplica`` value (what ``strategy.run`` returns) reaches the hooks as one
-  value over this worker's replicas: the mean for scalars (a loss per replica),
-  the concatenation along the first axis for per-example values. Values that
-  cannot be combined so are an error naming the output and the fix (reduce it in
-  the step with ``strategy.reduce``). Values across *workers* are not combined:
-  reduce them in the step if hooks should see them.
+  value over this worker's replicas: the **sum** for scalars, TensorFlow's
+  convention for a loss scaled by the global batch size
+  (``tf.nn.compute_average_loss(per_example, global_batch_size=)``: each
+  replica's loss is its share of the batch's mean, and their sum is that mean,
+  what a single replica of the whole batch computes), and the concatenation
+  along the first axis for per-example values. An output combined otherwise is
+  declared by name: ``EagerSessionCreator(output_reductions={"accuracy":
+  "mean"})`` (``"sum"``, ``"mean"`` or ``"concat"``). Values that cannot be
+  combined so are an error naming the output and the fix (reduce it in the step
+  with ``strategy.reduce``). Values across *workers* are not combined (under
+  ``MultiWorkerMirroredStrategy`` a worker's ``"loss"`` is its replicas' share
+  of the global loss): reduce them in the step if hooks should see them.
+  Without ``strategy=``, a per-replica output is an error naming it and saying
+  to pass ``strategy=``.
 - **Scheduled steps** (ParameterServerStrategy with a ``ClusterCoordinator``):
   wrap the step in :class:`ScheduledSteps`; the hooks then get the values of
   executed steps, one step behind the scheduling, and the global step counts the
@@ -54,8 +63,9 @@ from pyhooks.hook import SessionRunHook, check_hooks
 from pyhooks.hooks._common import check_bool
 from pyhooks.hooks._workers import Worker, worker_path, worker_scope
 
-__all__ = ["PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker", "find_worker",
-           "reduce_output", "worker_hooks", "worker_path", "worker_scope"]
+__all__ = ["REDUCTIONS", "PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker",
+           "check_plain_output", "check_reductions", "find_worker", "reduce_output",
+           "worker_hooks", "worker_path", "worker_scope"]
 
 _log = logging.getLogger("pyhooks")
 
@@ -287,31 +297,80 @@ class ScheduledSteps:
 
 
 # --------------------------------------------------------------------------- per-replica values
-def reduce_output(strategy, name, value):
+REDUCTIONS = ("sum", "mean", "concat")  # what an output's per-replica values may be combined by
+
+
+def check_reductions(reductions):
+    """``{output name: reduction}`` (a dict copy) if every reduction is one of :data:`REDUCTIONS`.
+
+    Raises:
+        TypeError: ``reductions`` is not a dict of names, or ``None``.
+        ValueError: a reduction is not ``"sum"``, ``"mean"`` or ``"concat"``.
+    """
+    if reductions is None:
+        return {}
+    if not isinstance(reductions, dict) or not all(isinstance(k, str) for k in reductions):
+        raise TypeError("`output_reductions` must be a dict {output name: 'sum', 'mean' or "
+                        f"'concat'}}, got {reductions!r}.")
+    for name, reduction in reductions.items():
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"`output_reductions`[{name!r}] must be 'sum', 'mean' or "
+                             f"'concat', got {reduction!r}.")
+    return dict(reductions)
+
+
+def _remote_value_error(name):
+    return PerReplicaOutputError(
+        f"Step output {name!r} is a RemoteValue of a step scheduled by a ClusterCoordinator "
+        "(ParameterServerStrategy), not yet executed: pyhooks cannot hand it to the hooks. "
+        "Give EagerSessionCreator pyhooks.distribute.ScheduledSteps(coordinator, step_fn, "
+        "args) as the step (the hooks get the values of executed steps, one step behind), "
+        f"or return values ({{'{name}': remote.fetch()}}, which waits for that step).")
+
+
+def check_plain_output(name, value):
+    """``value`` unless it is a ``PerReplica`` or ``RemoteValue`` (a step run without ``strategy=``).
+
+    Raises:
+        PerReplicaOutputError: naming the output and saying to pass ``strategy=``
+            (or, for a ``RemoteValue``, to use :class:`ScheduledSteps`).
+    """
+    import tensorflow as tf
+
+    if isinstance(value, tf.distribute.experimental.coordinator.RemoteValue):
+        raise _remote_value_error(name)
+    if isinstance(value, tf.distribute.DistributedValues):
+        raise PerReplicaOutputError(
+            f"Step output {name!r} is a per-replica value ({type(value).__name__}, what "
+            "strategy.run() returns), and the step was given without its strategy: pass "
+            "`strategy=` to EagerSessionCreator (or keras_callback) so that pyhooks combines "
+            f"it for the hooks, or reduce it in the step ({{'{name}': strategy.reduce('SUM', "
+            "per_replica, axis=None)}).")
+    return value
+
+
+def reduce_output(strategy, name, value, reduction=None):
     """Step output ``name`` as one value: a ``PerReplica`` value combined over the replicas.
 
-    Scalars (one per replica): their mean. Arrays: concatenated along the first
+    ``reduction`` (``"sum"``, ``"mean"``, ``"concat"``; ``None``: by shape):
+    scalars (one per replica) by default their sum, TensorFlow's convention for
+    a loss scaled by the global batch size; arrays concatenated along the first
     axis (per-example values). Anything else, or arrays whose other dimensions
     differ: :class:`PerReplicaOutputError` naming the output. Other values as they are.
     """
     import tensorflow as tf
 
     if isinstance(value, tf.distribute.experimental.coordinator.RemoteValue):
-        raise PerReplicaOutputError(
-            f"Step output {name!r} is a RemoteValue of a step scheduled by a ClusterCoordinator "
-            "(ParameterServerStrategy), not yet executed: pyhooks cannot hand it to the hooks. "
-            "Give EagerSessionCreator pyhooks.distribute.ScheduledSteps(coordinator, step_fn, "
-            "args) as the step (the hooks get the values of executed steps, one step behind), "
-            f"or return values ({{'{name}': remote.fetch()}}, which waits for that step).")
+        raise _remote_value_error(name)
     if not isinstance(value, tf.distribute.DistributedValues):
         return value
-    return _combine(name, strategy.experimental_local_results(value))
+    return _combine(name, strategy.experimental_local_results(value), reduction)
 
 
-def _combine(name, parts):
+def _combine(name, parts, reduction=None):
     import tensorflow as tf
 
-    fix = (f"reduce it in the step, e.g. {{'{name}': strategy.reduce('MEAN', per_replica, "
+    fix = (f"reduce it in the step, e.g. {{'{name}': strategy.reduce('SUM', per_replica, "
            "axis=None)}, or return one value per replica of the same shape.")
     try:
         shapes = [tuple(part.shape) for part in parts]
@@ -322,11 +381,17 @@ def _combine(name, parts):
     if not numeric:
         raise PerReplicaOutputError(f"Step output {name!r} is a per-replica value pyhooks cannot "
                                     f"combine ({parts!r}): {fix}")
-    if all(shape == () for shape in shapes):
-        return tf.reduce_mean(tf.cast(tf.stack(parts), tf.float64 if parts[0].dtype ==
-                                      tf.float64 else tf.float32))
-    if all(len(shape) >= 1 and shape[1:] == shapes[0][1:] for shape in shapes):
+    scalars = all(shape == () for shape in shapes)
+    if reduction is None:
+        reduction = "sum" if scalars else "concat"
+    if reduction != "concat" and all(shape == shapes[0] for shape in shapes):
+        dtype = parts[0].dtype if parts[0].dtype.is_floating else tf.float32
+        stacked = tf.stack([tf.cast(part, dtype) for part in parts])
+        return (tf.reduce_sum if reduction == "sum" else tf.reduce_mean)(stacked, axis=0)
+    if reduction == "concat" and all(len(shape) >= 1 and shape[1:] == shapes[0][1:]
+                                     for shape in shapes):
         return tf.concat([tf.identity(part) for part in parts], axis=0)
     raise PerReplicaOutputError(f"Step output {name!r} has per-replica values of shapes "
-                                f"{shapes}, which pyhooks can neither average (scalars) nor "
-                                f"concatenate (same shape after the first axis): {fix}")
+                                f"{shapes}, which pyhooks cannot combine by {reduction!r} "
+                                "(sum and mean: one shape; concat: the same shape after the "
+                                f"first axis): {fix}")

@@ -320,16 +320,19 @@ def check_reductions(reductions):
 
 
 def _remote_value_error(name):
+    """The error for a ``RemoteValue`` output ``name`` (``None``: the step's own value)."""
+    what = "The step function returned" if name is None else f"Step output {name!r} is"
     return PerReplicaOutputError(
-        f"Step output {name!r} is a RemoteValue of a step scheduled by a ClusterCoordinator "
+        f"{what} a RemoteValue of a step scheduled by a ClusterCoordinator "
         "(ParameterServerStrategy), not yet executed: pyhooks cannot hand it to the hooks. "
         "Give EagerSessionCreator pyhooks.distribute.ScheduledSteps(coordinator, step_fn, "
         "args) as the step (the hooks get the values of executed steps, one step behind), "
-        f"or return values ({{'{name}': remote.fetch()}}, which waits for that step).")
+        f"or return values ({{'{name or 'loss'}': remote.fetch()}}, which waits for that step).")
 
 
 def check_plain_output(name, value):
-    """``value`` unless it is a ``PerReplica`` or ``RemoteValue`` (a step run without ``strategy=``).
+    """``value`` unless it is a ``PerReplica`` or ``RemoteValue`` (a step run without ``strategy=``);
+    ``name`` is the output's (``None``: the step function's own value).
 
     Raises:
         PerReplicaOutputError: naming the output and saying to pass ``strategy=``
@@ -341,11 +344,11 @@ def check_plain_output(name, value):
         raise _remote_value_error(name)
     if isinstance(value, tf.distribute.DistributedValues):
         raise PerReplicaOutputError(
-            f"Step output {name!r} is a per-replica value ({type(value).__name__}, what "
+            f"Step output {name or 'loss'!r} is a per-replica value ({type(value).__name__}, what "
             "strategy.run() returns), and the step was given without its strategy: pass "
             "`strategy=` to EagerSessionCreator (or keras_callback) so that pyhooks combines "
-            f"it for the hooks, or reduce it in the step ({{'{name}': strategy.reduce('SUM', "
-            "per_replica, axis=None)}).")
+            f"it for the hooks, or reduce it in the step ({{'{name or 'loss'}': "
+            "strategy.reduce('SUM', per_replica, axis=None)}).")
     return value
 
 

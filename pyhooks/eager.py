@@ -219,7 +219,7 @@ class EagerSession(Evaluator):
             return dict(outputs)
         if callable(getattr(outputs, "numpy", None)):
             return {"loss": outputs}
-        distribute.check_plain_output("the step's value", outputs)  # a RemoteValue: how to
+        distribute.check_plain_output(None, outputs)  # a RemoteValue: how to
         raise TypeError(f"The step function must return a dict of named tensors (or one loss "
                         f"tensor), got {type(outputs).__name__}.")
 

@@ -192,6 +192,12 @@ def test_remote_values_of_scheduled_steps_are_refused_naming_the_output():
     with pytest.raises(distribute.PerReplicaOutputError,
                        match=r"Step output 'loss' is a RemoteValue .*\{'loss': remote.fetch\(\)\}"):
         distribute.reduce_output(tf.distribute.get_strategy(), "loss", Scheduled())
+    # a step returning schedule()'s RemoteValue itself, given without strategy=
+    creator = pyhooks.EagerSessionCreator(lambda: Scheduled())
+    with pyhooks.MonitoredSession(creator) as session:
+        with pytest.raises(distribute.PerReplicaOutputError,
+                           match=r"The step function returned a RemoteValue .*ScheduledSteps"):
+            session.run()
 
 
 def test_the_stop_agreement_holds_a_request_until_its_vote_then_all_stop_after_that_step():

@@ -248,6 +248,11 @@ class EagerSessionCreator:
             its ``hooks``) on the chief only.
         agree_every_n_steps: with several workers, how often they agree on
             stopping (one small all-reduce); a stop request waits until then.
+            ``"auto"`` (the default): steps chosen from measured times so that
+            agreeing costs about 2% of a step, at most 1 s apart, and a
+            ``StopAtStepHook``'s step is agreed at that step (see
+            :class:`pyhooks.distribute.StopAgreementHook`). ``None``: no agreement
+            (the workers must stop after the same step by themselves).
         output_reductions: ``{output name: "sum" | "mean" | "concat"}``: how the
             hooks see a ``PerReplica`` output under ``strategy``; by default a
             scalar's replicas are summed (a loss scaled by the global batch
@@ -269,7 +274,7 @@ class EagerSessionCreator:
     pyhooks_can_recover = False
 
     def __init__(self, step_fn, global_step=None, strategy=None, is_chief=None,
-                 chief_only_hooks=None, agree_every_n_steps=1, output_reductions=None):
+                 chief_only_hooks=None, agree_every_n_steps="auto", output_reductions=None):
         import tensorflow as tf
 
         if not callable(step_fn):

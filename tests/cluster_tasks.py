@@ -332,7 +332,8 @@ def mwms_estimator(config, task_type, task_id):
     regressor; ``config["nan_at"] = [worker, step]``: an infinite loss in that worker's batch
     of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
     asks to stop after that step; ``config["fail_at"]``: a hook of that worker raises
-    ValueError there; ``config["hang_at"]``: a hook of that worker waits there (to be killed): after the
+    ValueError there; ``config["model_fn_fails_on"] = worker``: that worker's ``model_fn``
+    (``custom``) raises ValueError; ``config["hang_at"]``: a hook of that worker waits there (to be killed): after the
     step, or before it for a negative step (the other workers then wait in its all-reduce).
     """
     import numpy as np
@@ -355,6 +356,8 @@ def mwms_estimator(config, task_type, task_id):
 
         def model_fn(features, labels, mode):
             v1 = tf.compat.v1
+            if task_id == config.get("model_fn_fails_on"):
+                raise ValueError(f"no model on worker {task_id}")
             out = tf.reshape(layers.dense(features, 1), [-1])
             loss = v1.losses.mean_squared_error(labels, out)
             step = v1.train.GradientDescentOptimizer(0.1).minimize(

@@ -210,7 +210,7 @@ def test_the_stop_agreement_holds_a_request_until_its_vote_then_all_stop_after_t
 
         def vote(flags):
             votes.append(flags.tolist())
-            return flags + np.array([0, len(votes) == other_asks_at], np.float32)
+            return flags + np.array([0, len(votes) == other_asks_at, 0, 0], np.float32)
 
         def after_run(context, values):
             steps.append(1)
@@ -226,6 +226,46 @@ def test_the_stop_agreement_holds_a_request_until_its_vote_then_all_stop_after_t
         return len(steps), votes, agreement.stopped_by
 
     # asked in step 2: held until the vote after step 3, then everyone stops
-    assert train(asks_at=2, other_asks_at=None) == (3, [[1.0, 0.0]], [0])
+    assert train(asks_at=2, other_asks_at=None) == (3, [[1.0, 0.0, 0.0, 0.0]], [0])
     # worker 1 asks before the third vote: this one stops after that step too
-    assert train(asks_at=None, other_asks_at=3) == (9, [[0.0, 0.0]] * 3, [1])
+    assert train(asks_at=None, other_asks_at=3) == (9, [[0.0, 0.0, 0.0, 0.0]] * 3, [1])
+
+
+def test_automatic_agreements_cost_a_share_of_the_step_and_meet_a_planned_stop():
+    """Worker 0 of 2 with a clock the step moves by 10 ms and the vote by 2 ms: it proposes
+    ceil(2 / (2% of 10)) = 10 steps, worker 1 (in the fake vote) 7; they take the smaller; the
+    StopAtStepHook's last step 20 is agreed at step 20 itself."""
+    now = [0.0]
+
+    def step():
+        now[0] += 0.010
+        return {"loss": tf.constant(1.0)}
+
+    proposals = []
+
+    def vote(flags):
+        now[0] += 0.002
+        proposals.append(float(flags[2]))
+        return flags + np.array([0, 0, 0, 7], np.float32)
+
+    stop = pyhooks.StopAtStepHook(last_step=20)
+    agreement = distribute.StopAgreementHook(None, distribute.Worker("worker", 0, True, 2, 0),
+                                             vote=vote, hooks=[stop])
+    agreement.clock = lambda: now[0]
+    creator = pyhooks.EagerSessionCreator(step)
+    with pyhooks.MonitoredSession(creator, hooks=[stop, agreement]) as session:
+        while not session.should_stop():
+            session.run()
+    assert int(creator.global_step.numpy()) == 20  # no step past the planned stop
+    assert agreement.vote_steps == [1, 2, 9, 16, 20]
+    assert proposals == [1.0, 10.0, 10.0, 4.0, 10.0]  # 4: the steps left to step 20
+    assert agreement.stopped_by == [0]
+
+
+def test_agree_every_n_steps_takes_auto_a_count_or_none():
+    step = eager_step()
+    for every in ("auto", 3, None):
+        pyhooks.EagerSessionCreator(step, is_chief=True, agree_every_n_steps=every)
+    with pytest.raises(ValueError, match="`agree_every_n_steps` must be a positive whole "
+                                         "number, 'auto' or None, got 'often'"):
+        pyhooks.EagerSessionCreator(step, is_chief=True, agree_every_n_steps="often")

@@ -256,6 +256,20 @@ def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(
 
 
 @pytest.mark.cluster
+def test_an_error_before_the_first_step_fails_the_other_naming_the_worker_and_phase(tmp_path):
+    results = _run_workers(tmp_path, custom=True, model_fn_fails_on=1)
+    assert results[0][0] == results[1][0] == 3, results
+    chief, other = results[0][1], results[1][1]
+    assert other["error"] == "ValueError" and other["steps"] == 0
+    # (TensorFlow quotes the model_fn's error as "in user code: ... ValueError: no model ...")
+    assert ("Error reported from /job:worker/task:1: pyhooks: worker 1 failed in train() before "
+            "its first step (input checks, building the model): ValueError:") in chief["message"]
+    assert "no model on worker 1" in chief["message"]
+    assert chief["steps"] == 0
+    assert "could not tell the other workers" not in other["message"]
+
+
+@pytest.mark.cluster
 def test_a_killed_worker_fails_the_other_with_an_error_naming_it(tmp_path):
     with Cluster(tmp_path, "mwms_estimator", cluster_spec(worker=2),
                  hang_at=[1, 3]).start_all() as cluster:

@@ -42,8 +42,11 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   or ``NanTensorHook``'s) fails the others at that agreement with TensorFlow's
   error naming the worker and the error (``Error reported from
   /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
-  ...``); a worker that dies fails the others at that agreement with
-  TensorFlow's ``UnavailableError`` naming it (the session is not re-created:
+  ...``), and an error in ``train()`` before its steps (the input's checks
+  against the model's contract, the ``model_fn``) fails them so too (``worker 1
+  failed in train() before its first step (...): ...``); a worker that dies
+  fails the others at that agreement with TensorFlow's ``UnavailableError``
+  naming it (the session is not re-created:
   a new one cannot bring the peer back). A worker that dies while the others
   wait in the step's all-reduce is not noticed there (graph collectives check
   no peer's health): bound that wait with the strategy's

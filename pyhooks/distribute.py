@@ -418,8 +418,8 @@ def _remote_value_error(name):
 
 
 def check_plain_output(name, value):
-    """``value`` unless it is a ``PerReplica`` or ``RemoteValue`` (a step run without ``strategy=``);
-    ``name`` is the output's (``None``: the step function's own value).
+    """``value`` unless it is a ``PerReplica`` or ``RemoteValue`` (a step given without
+    ``strategy=``); ``name`` is the output's (``None``: the step function's own value).
 
     Raises:
         PerReplicaOutputError: naming the output and saying to pass ``strategy=``

@@ -333,8 +333,9 @@ def mwms_estimator(config, task_type, task_id):
     of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
     asks to stop after that step; ``config["fail_at"]``: a hook of that worker raises
     ValueError there; ``config["model_fn_fails_on"] = worker``: that worker's ``model_fn``
-    (``custom``) raises ValueError; ``config["hang_at"]``: a hook of that worker waits there (to be killed): after the
-    step, or before it for a negative step (the other workers then wait in its all-reduce).
+    (``custom``) raises ValueError; ``config["hang_at"]``: a hook of that worker waits
+    there (to be killed): after the step, or before it for a negative step (the other
+    workers then wait in its all-reduce).
     """
     import numpy as np
 

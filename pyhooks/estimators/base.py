@@ -340,6 +340,14 @@ class Estimator:
             pyhooks.CheckpointError: a damaged checkpoint, or a garbage or dangling
                 ``checkpoint`` index.
         """
+        if self._replicated is None:
+            return self._train(input_fn, steps, hooks, max_steps, saving_listeners,
+                               chief_only_hooks)
+        with self._replicated.failures():  # told to the other workers, naming this one
+            return self._train(input_fn, steps, hooks, max_steps, saving_listeners,
+                               chief_only_hooks)
+
+    def _train(self, input_fn, steps, hooks, max_steps, saving_listeners, chief_only_hooks):
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
         if steps is not None:

@@ -309,7 +309,8 @@ class Estimator:
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
                 checkpoint saves of the loop's ``CheckpointSaverHook`` (the caller's, or
                 one added: as often as the ``run_config()`` says, every 600 s by
-                default, and at the end), through :func:`pyhooks.run_info`.
+                default, and at the end), through :func:`pyhooks.run_info` (followed
+                there by the estimator's own, which saves the hooks' state).
             chief_only_hooks: hooks run only on the chief worker under a
                 multi-worker ``train_distribute`` strategy (always without one), after
                 ``hooks``.

@@ -12,7 +12,8 @@ with fresh hook state, as hooks always did.
 
 Keys (what ties a saved state to a hook of the next process): the hook's
 ``state_key`` attribute when it is a non-empty string, else
-``<class name>-<n>``, the n-th hook of that class (counted from 1, in the
+``<name>-<n>``, the n-th hook of that name (its ``hook_name``, else its class
+name; ``session_run_hook()`` for R hooks; counted from 1, in the
 order of the loop's hooks: the caller's, then those the estimator adds)
 without a ``state_key``. Two hooks of one key are an error, never a mix of
 states. A saved state whose key no hook of the new call has is left unused.
@@ -57,7 +58,8 @@ def _name(hook):
 
 
 def state_keys(hooks):
-    """``{key: hook}`` of the hooks that keep state, keyed as the module docstring says.
+    """``{key: hook}`` of the hooks that keep state, keyed as the module docstring says
+    (e.g. ``HistorySaverHook-1``).
 
     Raises:
         ValueError: two hooks of one key, or a ``state_key`` that is not a string.
@@ -71,7 +73,7 @@ def state_keys(hooks):
             raise ValueError(f"`state_key` of hooks[{position}] ({_name(hook)}) must be a "
                              f"non-empty string or None, got {given!r}.")
         if given is None:
-            name = type(hook).__name__
+            name = _name(hook)
             counts[name] = counts.get(name, 0) + 1
             given = f"{name}-{counts[name]}"
         if given in keys:

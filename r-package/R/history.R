@@ -193,6 +193,16 @@ history_rows <- function(df) {
           else sprintf("steps %d to %d", steps[[1]], steps[[2]]))
 }
 
+# Rows taken from a history keep their runs (data frames keep other attributes as they are).
+#' @export
+`[.pyhooks_history` <- function(x, ...) {
+  out <- NextMethod()
+  if (!is.data.frame(out)) return(out)
+  run <- attr(x, "run")
+  attr(out, "run") <- if (length(run) == nrow(x)) run[match(row.names(out), row.names(x))]
+  out
+}
+
 #' @rdname pyhooks_history
 #' @export
 as.data.frame.pyhooks_history <- function(x, row.names = NULL, optional = FALSE, ...) {

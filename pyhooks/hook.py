@@ -44,6 +44,11 @@ exception raised in one hook's ``end()`` does not keep the other hooks'
 ``end()`` from running; the first one propagates, with the others attached.
 Methods a hook does not override are never called (that is free for the hook).
 
+pyhooks only: a hook may also define ``state_dict()`` and ``load_state_dict(state)``;
+an estimator's ``train()`` saves that state beside its checkpoints and gives it
+back when a call resumes an interrupted one (:mod:`pyhooks.hooks._hook_state`).
+``MonitoredSession.stopped_by`` is the hook whose ``after_run`` requested the stop.
+
 What the driver of a loop knows and a hook may need (the number of steps it
 will run, the saving listeners of an estimator's ``train()``) is its
 :class:`RunInfo`, which a hook reads with :func:`run_info` in ``begin()``::

@@ -140,6 +140,14 @@ class LoggingTensorHook(SessionRunHook):
             self._log_tensors(run_values.results)
         self._iter_count += 1
 
+    def state_dict(self):
+        """The iterations counted (see :mod:`pyhooks.hooks._hook_state`)."""
+        return {"iter_count": self._iter_count}
+
+    def load_state_dict(self, state):
+        """Counts iterations on from those of ``state`` (an interrupted call resumed)."""
+        self._iter_count = int(state["iter_count"])
+
     def end(self, session):
         if self._log_at_end:
             self._log_tensors(read_values(session, self._current_tensors))

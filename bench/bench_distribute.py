@@ -7,10 +7,14 @@ with SGD, a custom loop (``strategy.run`` inside a ``tf.function``). Per worker
 count, in turns (``--repeats``, medians reported), the workers run:
 
   bare       the loop alone: ``train_step()`` N times, no hooks;
-  pyhooks/1  ``MonitoredSession(EagerSessionCreator(train_step, strategy=...))``
+  pyhooks/-  ``MonitoredSession(EagerSessionCreator(train_step, strategy=...))``
              with StopAtStepHook, HistorySaverHook(every 10), NanTensorHook and
-             StepCounterHook(every 100), workers agreeing on stopping every step;
+             StepCounterHook(every 100), no stop agreement
+             (``agree_every_n_steps=None``): the hooks' own cost;
+  pyhooks/1  the same, workers agreeing on stopping every step;
   pyhooks/10 the same, agreeing every 10 steps;
+  pyhooks/auto the same, agreeing as the default does (``"auto"``: steps between
+             agreements from measured times, a StopAtStepHook's step agreed at it);
   estimator  ``dnn_regressor(hidden_units=[64, 64])`` on the same shard, its
              ``train(steps=N)`` under ``run_config(train_distribute=strategy)``
              (graph mode; the estimator's own hooks, workers agreeing every step).
@@ -19,7 +23,10 @@ count, in turns (``--repeats``, medians reported), the workers run:
 
 Columns: steps/s and examples/s (all workers: steps x 64 x workers) of worker 0,
 and pyhooks' cost per step over the bare loop of the same turn (paired, so the
-drift of a shared machine cancels), worker 0 and worker 1. With one worker no
+drift of a shared machine cancels), worker 0 and worker 1; with two workers,
+the agreement's own cost per step (over ``pyhooks/-`` of the same turn) and
+as a share of the bare step, worker 0; worker 0's CPU time per step (all its
+threads) and the agreement's CPU time per step over ``pyhooks/-``. With one worker no
 agreement is made (there is nobody to agree with). Wall-clock times of the timed
 steps (the first 10 of each turn not counted: tracing, the first agreement).
 
@@ -40,6 +47,7 @@ import time
 
 WARMUP = 10  # with the steps, a multiple of 10: pyhooks/10 stops at an agreement
 BATCH = 64
+AGREEMENTS = {"pyhooks/-": None, "pyhooks/1": 1, "pyhooks/10": 10, "pyhooks/auto": "auto"}
 
 
 def free_ports(count):
@@ -94,10 +102,11 @@ def worker(args):
     def bare():
         for _ in range(WARMUP):
             train_step()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(steps):
             outputs = train_step()
         float(strategy.experimental_local_results(outputs["loss"])[0])  # wait for the last
+        cpu_times["bare"].append(time.process_time() - cpu)
         return time.perf_counter() - start
 
     def hooked(every):
@@ -109,13 +118,15 @@ def worker(args):
         with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
             for _ in range(WARMUP):
                 session.run()
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             done = 0
             while not session.should_stop():
                 session.run()
                 done += 1
             elapsed = time.perf_counter() - start
+            cpu = time.process_time() - cpu
         assert done == steps, (done, steps)
+        cpu_times[next(k for k, v in AGREEMENTS.items() if v == every)].append(cpu)
         return elapsed
 
     task = strategy.cluster_resolver.task_id
@@ -135,15 +146,17 @@ def worker(args):
         regressor.train(data, steps=steps, hooks=quiet)
         return time.perf_counter() - start
 
+    times = {"bare": [], **{name: [] for name in AGREEMENTS}, "estimator": []}
+    cpu_times = {name: [] for name in ("bare", *AGREEMENTS)}
     bare()  # tracing, the first collectives
-    times = {"bare": [], "pyhooks/1": [], "pyhooks/10": [], "estimator": []}
+    cpu_times["bare"].clear()
     for _ in range(args.repeats):
         times["bare"].append(bare())
-        times["pyhooks/1"].append(hooked(1))
-        times["pyhooks/10"].append(hooked(10))
+        for name, every in AGREEMENTS.items():
+            times[name].append(hooked(every))
         times["estimator"].append(estimator())
     with open(args.out, "w", encoding="utf-8") as stream:
-        json.dump(times, stream)
+        json.dump({**times, "cpu": cpu_times}, stream)
 
 
 # --------------------------------------------------------------------------- the driver
@@ -194,12 +207,13 @@ def main():
         return
     print(f"DNN 8-64-64-1, batch {BATCH} per worker, {args.steps} timed steps per turn, "
           f"{args.repeats} turns, medians; {os.cpu_count()} CPUs shared by all workers")
-    print(f"{'workers':>7} {'variant':<11} {'steps/s':>8} {'examples/s':>11} "
-          f"{'pyhooks ms/step w0':>19} {'w1':>6}")
+    print(f"{'workers':>7} {'variant':<12} {'steps/s':>8} {'examples/s':>11} "
+          f"{'pyhooks ms/step w0':>19} {'w1':>6} {'agreement ms/step':>18} {'of a step':>9} "
+          f"{'CPU ms/step':>11} {'agreement CPU':>13}")
     with tempfile.TemporaryDirectory() as directory:
         for num_workers in (1, 2):
             results = run(num_workers, args, directory)
-            for variant in ("bare", "pyhooks/1", "pyhooks/10", "estimator"):
+            for variant in ("bare", *AGREEMENTS, "estimator"):
                 secs = statistics.median(results[0][variant])
                 rate = args.steps / secs
                 over = []
@@ -207,11 +221,25 @@ def main():
                     paired = [(t - b) / args.steps * 1000
                               for t, b in zip(result[variant], result["bare"])]
                     over.append(f"{statistics.median(paired):+.2f}")
+                agreement = share = cpu_step = cpu_cost = ""
+                if variant in results[0]["cpu"]:
+                    cpu = results[0]["cpu"]
+                    cpu_step = f"{statistics.median(cpu[variant]) / args.steps * 1000:.2f}"
+                    if num_workers > 1 and variant not in ("bare", "pyhooks/-"):
+                        paired = [t - n for t, n in zip(cpu[variant], cpu["pyhooks/-"])]
+                        cpu_cost = f"{statistics.median(paired) / args.steps * 1000:+.2f}"
                 if variant in ("bare", "estimator"):
                     over = ["", ""][:num_workers]
-                print(f"{num_workers:>7} {variant:<11} {rate:>8.1f} "
+                elif num_workers > 1 and variant != "pyhooks/-":
+                    cost = statistics.median(
+                        (t - n) / args.steps for t, n in zip(results[0][variant],
+                                                             results[0]["pyhooks/-"]))
+                    bare_step = statistics.median(results[0]["bare"]) / args.steps
+                    agreement, share = f"{cost * 1000:+.2f}", f"{cost / bare_step:+.1%}"
+                print(f"{num_workers:>7} {variant:<12} {rate:>8.1f} "
                       f"{rate * BATCH * num_workers:>11.0f} {over[0]:>19} "
-                      f"{over[1] if num_workers > 1 else '':>6}")
+                      f"{over[1] if num_workers > 1 else '':>6} {agreement:>18} {share:>9} "
+                      f"{cpu_step:>11} {cpu_cost:>13}")
 
 
 if __name__ == "__main__":

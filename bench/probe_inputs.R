@@ -10,6 +10,7 @@ r_value <- function(label) {
     "Inf" = Inf, NegInf = -Inf, neg = -1, zero = 0, huge = 1e10, frac = 2.5, "TRUE" = TRUE,
     one = 1, str = "a", empty = "", len0 = numeric(0), len2 = c(1, 2),
     strs2 = c("a", "b"), list = list(a = 1), fn = function(...) 1, env = new.env(),
+    df = data.frame(a = 1), file = file(tempfile()),
     stop("unknown label ", label)
   )
 }

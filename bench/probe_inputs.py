@@ -81,6 +81,10 @@ KINDS = {
     "input": (["NULL", "NA", "one", "TRUE", "str", "len2", "list", "env"], []),
     "data": (["NULL", "NA", "one", "TRUE", "str", "len0", "fn", "env"], []),
 }
+# A data frame and an open file (an R connection, a Python file object) are bad for every kind
+# of argument but data, which takes data frames.
+KINDS = {kind: (bad + (["file"] if kind == "data" else ["df", "file"]), huge)
+         for kind, (bad, huge) in KINDS.items()}
 # The kind of each argument, by name (the same names mean the same in every function).
 ARGS = {
     "checkpoint_dir": "dir", "save_secs": "secs", "save_steps": "count", "saver": "obj",
@@ -127,7 +131,7 @@ VALID = {
     "label": {"NULL", "empty"},                     # no label
     "optimizer": {"str"}, "linear_optimizer": {"str"}, "dnn_optimizer": {"str"},
     "shuffle": set(),
-    "metrics": {"len0", "strs2"}, "keys": {"strs2"}, "names": {"NULL"},
+    "metrics": {"len0", "strs2"}, "keys": {"strs2"}, "names": {"NULL", "df"},
     "tensors": {"str"}, "loss": {"str"}, "final_ops": {"str"}, "summary_op": {"str"},
     "fetches": {"str", "one", "NULL", "empty", "NaN", "TRUE"},  # any structure of values
     "vocabulary_list": {"one"}, "label_vocabulary": {"strs2"},
@@ -262,6 +266,11 @@ CLASSES = ["clear", "at train()", "obscure", "silent", "killed"]
 def py_value(label):
     import math
 
+    if label == "df":
+        import pandas
+        return pandas.DataFrame({"a": [1.0]})
+    if label == "file":
+        return open(os.devnull)  # noqa: SIM115 - an open file object is the bad value
     return {"NULL": None, "NaN": math.nan, "Inf": math.inf, "NegInf": -math.inf, "neg": -1,
             "zero": 0, "huge": 1e10, "frac": 2.5, "TRUE": True, "one": 1, "str": "a",
             "empty": "", "len0": [], "len2": [1, 2], "strs2": ["a", "b"], "list": {"a": 1},

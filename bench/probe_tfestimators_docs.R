@@ -73,15 +73,7 @@ CHANGES <- list(
   list(group = c("tensorflow_layers", "examples/tensorflow_layers"),
        what = "tf$contrib$learn$datasets$load_dataset(\"mnist\") (gone with TensorFlow 2; it downloaded MNIST) -> local synthetic MNIST arrays",
        pattern = "tf\\$contrib\\$learn\\$datasets\\$load_dataset\\(\"mnist\"\\)",
-       replacement = ".probe_mnist_arrays()"),
-  list(group = c("tensorflow_layers", "examples/tensorflow_layers"),
-       what = "issue 28: the data kept as R matrices (no np$asmatrix()/np$asarray()): Debian's reticulate 1.28 cannot hand R arrays to NumPy 2",
-       pattern = "np\\$as(matrix|array)\\(([^,()]+), dtype = np\\$(float|int)32\\)",
-       replacement = "\\2"),
-  list(group = "tensorflow_layers",
-       what = "issue 28: tf$estimator$inputs$numpy_input_fn() -> R's numpy_input_fn(), which converts R matrices itself (reticulate 1.28 cannot hand them to NumPy 2)",
-       pattern = "tf\\$estimator\\$inputs\\$numpy_input_fn\\(",
-       replacement = "numpy_input_fn(")
+       replacement = ".probe_mnist_arrays()")
 )
 
 REASONS <- list(

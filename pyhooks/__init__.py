@@ -2,9 +2,10 @@
 
 ``import pyhooks`` is cheap: it never imports TensorFlow, rpy2 or TensorBoard.
 Built-in hooks, estimators and the subpackages (``pyhooks.estimators``,
-``pyhooks.hooks``, ``pyhooks.r``, ``pyhooks.eager``, ``pyhooks.keras``) load on
-first attribute access, e.g. ``pyhooks.estimators.load_mtcars()`` right after
-``import pyhooks``.
+``pyhooks.hooks``, ``pyhooks.distribute``, ``pyhooks.r``, ``pyhooks.eager``,
+``pyhooks.keras``) load on first attribute access, e.g.
+``pyhooks.estimators.load_mtcars()`` or ``pyhooks.distribute.ScheduledSteps``
+right after ``import pyhooks``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ _LAZY = {
 
 # Subpackages and modules reached as attributes (``pyhooks.estimators``); not
 # in ``__all__``, so that ``from pyhooks import *`` does not load them all.
-_SUBMODULES = frozenset({"eager", "estimators", "hooks", "keras", "r"})
+_SUBMODULES = frozenset({"distribute", "eager", "estimators", "hooks", "keras", "r"})
 
 __all__ = sorted([
     "CheckpointError",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyhooks.distribute import reduce_output
+from pyhooks.distribute import check_plain_output, reduce_output
 from pyhooks.errors import HookSetupError, PyhooksError
 from pyhooks.hooks._common import map_leaves, to_numpy
 
@@ -149,6 +149,7 @@ class Evaluator:
     _converted = None
     _where = "the step function"
     _strategy = None  # a tf.distribute strategy: PerReplica outputs are combined when fetched
+    _reductions = {}  # {output name: "sum" | "mean" | "concat"} declared for PerReplica outputs
 
     def pyhooks_check_fetches(self, fetches):
         """Raises what fetching ``fetches`` from the last step would (nothing before a step).
@@ -202,7 +203,10 @@ class Evaluator:
         if value is None:
             value = outputs[name] if name in outputs else self._missing(name, outputs)
             if self._strategy is not None:
-                value = reduce_output(self._strategy, name, value)
+                value = reduce_output(self._strategy, name, value, self._reductions.get(name))
+            elif getattr(value, "_numpy_internal", None) is None and not isinstance(
+                    value, (np.ndarray, np.generic, float, int)):
+                value = check_plain_output(name, value)  # a PerReplica: strategy= forgotten
             value = self._converted[name] = to_numpy(value)
         return value
 

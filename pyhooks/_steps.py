@@ -57,7 +57,8 @@ class HookedStep:
 
     Hooks that do not override ``before_run``/``after_run`` are never called for
     them; ``active`` is false when no hook overrides either (the driver may then
-    skip the hooks' work altogether). A hook whose ``pyhooks_span_sink`` holds a
+    skip the hooks' work altogether). ``stopped_by`` is the first hook whose
+    ``after_run`` requested the stop that took effect (None: none did). A hook whose ``pyhooks_span_sink`` holds a
     list at the start of a step gets one span ``(hook_name, method, start, end)``
     (``time.perf_counter`` seconds) per hook call of that step, then one
     ``(*name, start, end)`` for the whole step.
@@ -77,6 +78,7 @@ class HookedStep:
         self._name = name
         self._plans = PlanCache()
         self.active = bool(self._before_hooks or self._after_hooks)
+        self.stopped_by = None  # the first hook whose after_run requested the loop's stop
 
     def new_session(self):
         """Forgets the plans: their callables belong to the session before."""
@@ -144,13 +146,18 @@ class HookedStep:
             if positions is not None:
                 results = [None if p < 0 else results[p] for p in positions]
             context = request.context
+            stopper = None
             try:
                 for hook, hook_results in zip(request.after_hooks, results):
                     hook.after_run(context, _new_tuple(SessionRunValues,
                                                        (hook_results, options, run_metadata)))
+                    if context._stop_requested and stopper is None:  # noqa: SLF001
+                        stopper = hook
             except BaseException as error:
                 add_hook_note(error, hook, "after_run")
                 raise
+            if stopper is not None and context._stop_requested:  # noqa: SLF001
+                self.stopped_by = getattr(stopper, "hook", stopper)  # (a timed step's stand-in)
             return result
         finally:
             if request.sinks:

@@ -177,6 +177,7 @@ class EagerSession(Evaluator):
         self.graph = creator.graph
         self._stepper = creator._stepper  # noqa: SLF001
         self._strategy = creator._strategy  # noqa: SLF001
+        self._reductions = creator._output_reductions  # noqa: SLF001
         self._stepper.sync()
         self._closed = False
 
@@ -218,6 +219,7 @@ class EagerSession(Evaluator):
             return dict(outputs)
         if callable(getattr(outputs, "numpy", None)):
             return {"loss": outputs}
+        distribute.check_plain_output(None, outputs)  # a RemoteValue: how to
         raise TypeError(f"The step function must return a dict of named tensors (or one loss "
                         f"tensor), got {type(outputs).__name__}.")
 
@@ -246,6 +248,15 @@ class EagerSessionCreator:
             its ``hooks``) on the chief only.
         agree_every_n_steps: with several workers, how often they agree on
             stopping (one small all-reduce); a stop request waits until then.
+            ``"auto"`` (the default): steps chosen from measured times so that
+            agreeing costs about 2% of a step, at most 1 s apart, and a
+            ``StopAtStepHook``'s step is agreed at that step (see
+            :class:`pyhooks.distribute.StopAgreementHook`). ``None``: no agreement
+            (the workers must stop after the same step by themselves).
+        output_reductions: ``{output name: "sum" | "mean" | "concat"}``: how the
+            hooks see a ``PerReplica`` output under ``strategy``; by default a
+            scalar's replicas are summed (a loss scaled by the global batch
+            size, ``tf.nn.compute_average_loss``), per-example values concatenated.
 
     Raises:
         TypeError: ``step_fn`` is not callable or ``global_step`` not a variable.
@@ -263,7 +274,7 @@ class EagerSessionCreator:
     pyhooks_can_recover = False
 
     def __init__(self, step_fn, global_step=None, strategy=None, is_chief=None,
-                 chief_only_hooks=None, agree_every_n_steps=1):
+                 chief_only_hooks=None, agree_every_n_steps="auto", output_reductions=None):
         import tensorflow as tf
 
         if not callable(step_fn):
@@ -283,6 +294,7 @@ class EagerSessionCreator:
         self._stepper = _Stepper(step_fn, global_step, hidden)
         self.graph = StepGraph(global_step, expose=self._stepper.expose if hidden else None)
         self._strategy = strategy
+        self._output_reductions = distribute.check_reductions(output_reductions)
         self.worker = distribute.find_worker(strategy, is_chief)
         self._chief_only_hooks = chief_only_hooks
         self._agree_every_n_steps = agree_every_n_steps

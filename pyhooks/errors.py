@@ -108,5 +108,6 @@ def add_hook_note(error: BaseException, hook: object, method: str) -> None:
     try:
         error.add_note(f"pyhooks: raised in {name}.{method}()")
         error._pyhooks_noted = True  # type: ignore[attr-defined]
+        error._pyhooks_raised_in = (name, method)  # type: ignore[attr-defined]
     except (AttributeError, TypeError):  # exceptions with __slots__ or C types
         pass

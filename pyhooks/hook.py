@@ -44,6 +44,11 @@ exception raised in one hook's ``end()`` does not keep the other hooks'
 ``end()`` from running; the first one propagates, with the others attached.
 Methods a hook does not override are never called (that is free for the hook).
 
+pyhooks only: a hook may also define ``state_dict()`` and ``load_state_dict(state)``;
+an estimator's ``train()`` saves that state beside its checkpoints and gives it
+back when a call resumes an interrupted one (:mod:`pyhooks.hooks._hook_state`).
+``MonitoredSession.stopped_by`` is the hook whose ``after_run`` requested the stop.
+
 What the driver of a loop knows and a hook may need (the number of steps it
 will run, the saving listeners of an estimator's ``train()``) is its
 :class:`RunInfo`, which a hook reads with :func:`run_info` in ``begin()``::
@@ -60,6 +65,7 @@ saving listeners besides its own.
 from __future__ import annotations
 
 import contextvars
+import io
 import sys
 from collections import namedtuple
 from collections.abc import Mapping
@@ -265,7 +271,9 @@ def check_hooks(hooks, name="hooks") -> list:
         return []
     if _is_hook(hooks):
         return [hooks]
-    if isinstance(hooks, (str, bytes, dict)) or not hasattr(hooks, "__iter__"):
+    # a file iterates over its lines, a data frame over its column names: not lists of hooks
+    if (isinstance(hooks, (str, bytes, dict, io.IOBase)) or not hasattr(hooks, "__iter__")
+            or hasattr(hooks, "columns")):
         raise TypeError(f"`{name}` must be a list of SessionRunHook, got {hooks!r} "
                         f"({type(hooks).__name__}).")
     hooks = list(hooks)  # any iterable, as the runner took before (a generator too)

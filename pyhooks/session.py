@@ -204,6 +204,11 @@ class _MonitoredSessionBase:
             return False
         return self._coord.should_stop()
 
+    @property
+    def stopped_by(self):
+        """pyhooks only: the first hook whose ``after_run`` requested the stop (None: none did)."""
+        return self._hooked.stopped_by
+
     def raw_session(self):
         """The underlying session; its ``run`` triggers no hooks."""
         return self._sess

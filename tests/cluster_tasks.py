@@ -20,9 +20,11 @@ import tensorflow as tf  # noqa: E402
 import pyhooks  # noqa: E402
 
 
-def linear_replica(strategy, learning_rate, extra=lambda x: {}):
+def linear_replica(strategy, learning_rate, extra=lambda x: {}, global_batch=None):
     """A replica function fitting y = w x by SGD under ``strategy`` (``w`` made in its scope):
-    it returns the loss, the per-example losses and ``extra(x)``'s outputs."""
+    it returns the loss, the per-example losses and ``extra(x)``'s outputs. The loss is the
+    replica's mean, or with ``global_batch`` its share of the global batch's mean
+    (``tf.nn.compute_average_loss``, TensorFlow's convention)."""
     with strategy.scope():
         weight = tf.Variable([[0.0]])
         optimizer = tf.keras.optimizers.SGD(learning_rate)
@@ -30,7 +32,8 @@ def linear_replica(strategy, learning_rate, extra=lambda x: {}):
     def replica(x, y):
         with tf.GradientTape() as tape:
             losses = tf.reduce_sum(tf.square(x @ weight - y), axis=1)
-            loss = tf.reduce_mean(losses)
+            loss = tf.reduce_mean(losses) if global_batch is None else (
+                tf.nn.compute_average_loss(losses, global_batch_size=global_batch))
         optimizer.apply_gradients(zip(tape.gradient(loss, [weight]), [weight]))
         return {"loss": loss, "losses": losses, **extra(x)}
     return replica
@@ -226,53 +229,98 @@ def pss_eager(config, task_type, task_id):
 
 
 # --------------------------------------------------------------------------- one process
+def _mirrored_loop(strategy, hooks, reductions=None):
+    """An eager loop of 2 steps of 8 rows of y = 2 x under ``strategy`` (None: one replica), the
+    loss scaled by the global batch of 8; ``hooks`` run; returns the first ``run("loss")``."""
+    import numpy as np
+
+    x = np.arange(16, dtype=np.float32).reshape(16, 1)
+    data = tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(8).repeat()
+    if strategy is None:
+        replica = linear_replica(tf.distribute.get_strategy(), 0.001, lambda x: {
+            "x": x[:, 0], "replica_mean": tf.reduce_mean(tf.square(2 * x))}, global_batch=8)
+        iterator = iter(data)
+
+        @tf.function
+        def train_step():
+            return replica(*next(iterator))
+    else:
+        def extra(x):  # an output whose shape differs between replicas, the batch, a mean
+            odd = tf.zeros([2, tf.distribute.get_replica_context().replica_id_in_sync_group + 1])
+            return {"odd": odd, "x": x[:, 0], "replica_mean": tf.reduce_mean(tf.square(2 * x))}
+        replica = linear_replica(strategy, 0.001, extra, global_batch=8)
+        iterator = iter(strategy.experimental_distribute_dataset(data))
+
+        @tf.function
+        def train_step():
+            return strategy.run(replica, args=next(iterator))
+    creator = pyhooks.EagerSessionCreator(train_step, strategy=strategy, chief_only_hooks=[],
+                                          output_reductions=reductions)
+    with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
+        first = session.run("loss")
+        while not session.should_stop():
+            session.run()
+        refused = None
+        try:
+            if strategy is not None:
+                session.raw_session().pyhooks_read("odd")  # the last step's, no step run
+        except pyhooks.distribute.PerReplicaOutputError as error:
+            refused = str(error)
+    return first, refused
+
+
 def mirrored(config, task_type, task_id):
-    """MirroredStrategy over 2 logical CPUs: an eager loop and model.fit, per-replica outputs."""
+    """MirroredStrategy over 2 logical CPUs: an eager loop and model.fit, per-replica outputs,
+    beside the same loop on one replica."""
     import numpy as np
 
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    x = np.arange(16, dtype=np.float32).reshape(16, 1)
-    def extra(x):  # an output whose shape differs between replicas, and the batch itself
-        odd = tf.zeros([2, tf.distribute.get_replica_context().replica_id_in_sync_group + 1])
-        return {"odd": odd, "x": x[:, 0]}
-    replica = linear_replica(strategy, 0.001, extra)
-    iterator = iter(strategy.experimental_distribute_dataset(
-        tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(8).repeat()))
-
-    @tf.function
-    def train_step():
-        return strategy.run(replica, args=next(iterator))
-
-    history = pyhooks.HistorySaverHook(every_n_step=1)
-    seen = []
-    bar_output = []
-    hooks = [history, pyhooks.NanTensorHook("loss"), pyhooks.StopAtStepHook(last_step=2),
-             pyhooks.ProgressBarHook(total=2, writer=bar_output.append, mode="plain"),
-             pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(["loss", "x"]),
-                                after_run=lambda context, values: seen.append(values.results))]
-    creator = pyhooks.EagerSessionCreator(train_step, strategy=strategy, chief_only_hooks=[])
-    with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
-        first = session.run("loss")
-        while not session.should_stop():
-            session.run()
-        try:
-            session.raw_session().pyhooks_read("odd")  # the last step's, no step run
-            refused = None
-        except pyhooks.distribute.PerReplicaOutputError as error:
-            refused = str(error)
+    runs = {}
+    for name, run_strategy in (("mirrored", strategy), ("single", None)):
+        history = pyhooks.HistorySaverHook(every_n_step=1)
+        seen, bar_output = [], []
+        hooks = [history, pyhooks.NanTensorHook("loss"), pyhooks.StopAtStepHook(last_step=2),
+                 pyhooks.ProgressBarHook(total=2, loss="loss", writer=bar_output.append,
+                                         mode="plain"),
+                 pyhooks.LambdaHook(
+                     before_run=lambda context: pyhooks.SessionRunArgs(
+                         ["loss", "replica_mean", "x", context.session.graph.get_collection(
+                             "pyhooks_training_loss")[0]]),
+                     after_run=lambda context, values, seen=seen: seen.append(values.results))]
+        first, refused = _mirrored_loop(run_strategy, hooks, {"replica_mean": "mean"})
+        runs[name] = dict(first=float(first), first_type=type(first).__name__,
+                          history={k: [float(v) for v in vs]
+                                   for k, vs in history.history.to_dict().items()},
+                          seen=[[float(loss), float(mean), np.asarray(x).tolist(), float(training)]
+                                for loss, mean, x, training in seen],
+                          bar=bar_output, refused=refused)
+    # the same step without strategy=: its per-replica outputs refused, naming the output
+    try:
+        _mirrored_loop_without_strategy(strategy)
+        unreduced = None
+    except pyhooks.distribute.PerReplicaOutputError as error:
+        unreduced = str(error)
     # model.fit under the same strategy, with a chief-only hook (this process is the chief)
+    x = np.arange(16, dtype=np.float32).reshape(16, 1)
     with strategy.scope():
         model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
         model.compile(optimizer="sgd", loss="mse")
         fit_history = pyhooks.HistorySaverHook(every_n_step=1)
         callback = pyhooks.keras_callback([], chief_only_hooks=[fit_history])
     model.fit(x, 2 * x, batch_size=8, epochs=1, verbose=0, callbacks=[callback])
-    _report(config, task_type, task_id, first=float(first), first_type=type(first).__name__,
-            history={k: [float(v) for v in vs] for k, vs in history.history.to_dict().items()},
-            seen_x=[np.asarray(x).tolist() for _, x in seen], refused=refused,
-            bar=bar_output, fit_rows=len(fit_history.history), chief=callback.worker.is_chief)
+    _report(config, task_type, task_id, runs=runs, unreduced=unreduced,
+            fit_rows=len(fit_history.history), chief=callback.worker.is_chief)
+
+
+def _mirrored_loop_without_strategy(strategy):
+    replica = linear_replica(strategy, 0.001, global_batch=8)
+    x = tf.ones([8, 1])
+    train_step = tf.function(lambda: strategy.run(replica, args=(x, 2 * x)))
+    creator = pyhooks.EagerSessionCreator(train_step)
+    with pyhooks.MonitoredSession(creator, hooks=[pyhooks.NanTensorHook("loss")]) as session:
+        session.run()
 
 
 # --------------------------------------------------------------------------- estimators
@@ -284,8 +332,10 @@ def mwms_estimator(config, task_type, task_id):
     regressor; ``config["nan_at"] = [worker, step]``: an infinite loss in that worker's batch
     of that step; ``config["stop_at"] = [worker, step]``: a hook of that worker
     asks to stop after that step; ``config["fail_at"]``: a hook of that worker raises
-    ValueError there; ``config["hang_at"]``: a hook of that worker waits there (to be killed): after the
-    step, or before it for a negative step (the other workers then wait in its all-reduce).
+    ValueError there; ``config["model_fn_fails_on"] = worker``: that worker's ``model_fn``
+    (``custom``) raises ValueError; ``config["hang_at"]``: a hook of that worker waits
+    there (to be killed): after the step, or before it for a negative step (the other
+    workers then wait in its all-reduce).
     """
     import numpy as np
 
@@ -307,6 +357,8 @@ def mwms_estimator(config, task_type, task_id):
 
         def model_fn(features, labels, mode):
             v1 = tf.compat.v1
+            if task_id == config.get("model_fn_fails_on"):
+                raise ValueError(f"no model on worker {task_id}")
             out = tf.reshape(layers.dense(features, 1), [-1])
             loss = v1.losses.mean_squared_error(labels, out)
             step = v1.train.GradientDescentOptimizer(0.1).minimize(

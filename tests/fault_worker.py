@@ -6,6 +6,7 @@ Modes:
   defaults N    train N steps with the estimator's default hooks only (and one that prints
                 "step <n>"), as a user's train() call; prints "done <step>".
   train N       train N steps (checkpoint every 5, history CSV every step) and print
+                "history <json: the history's steps, runs and stop reason>", then
                 "done <step>"; prints "step <n>" after each step and, with
                 PYHOOKS_FAULT_SLOW set, sleeps that many seconds per step.
   fork FILE     as hold, after forking a child (printing "child <pid>") that sleeps 120 s.
@@ -21,6 +22,7 @@ Modes:
 """
 
 import io
+import json
 import os
 import resource
 import signal
@@ -82,7 +84,9 @@ def main(mode, model_dir, arg=None):
     if mode == "train":
         slow = float(os.environ.get("PYHOOKS_FAULT_SLOW", "0"))
         estimator = model(model_dir)
-        estimator.train(data, steps=int(arg), hooks=hooks(model_dir, slow=slow))
+        history = estimator.train(data, steps=int(arg), hooks=hooks(model_dir, slow=slow))
+        print("history", json.dumps({"steps": history.to_dict()["steps"], "runs": history.runs,
+                                     "stop": history.stop.as_dict()}), flush=True)
         print(f"done {estimator.evaluate(data, steps=1)['global_step']}", flush=True)
     elif mode == "defaults":
         slow = float(os.environ.get("PYHOOKS_FAULT_SLOW", "0"))

@@ -117,35 +117,67 @@ def test_keras_callback_runs_chief_only_hooks_on_the_chief_only(tmp_path):
     assert os.path.exists(tmp_path / "h.csv") and os.path.exists(tmp_path / "tmp" / "h.csv")
 
 
-def test_per_replica_values_are_averaged_or_concatenated_or_refused():
-    mean = distribute._combine("loss", [tf.constant(1.0), tf.constant(4.0)])
-    assert float(mean) == 2.5
+def test_per_replica_values_are_summed_or_concatenated_or_refused():
+    total = distribute._combine("loss", [tf.constant(1.0), tf.constant(4.0)])
+    assert float(total) == 5.0  # each replica's share of the global mean: their sum
+    assert float(distribute._combine("acc", [tf.constant(1.0), tf.constant(4.0)], "mean")) == 2.5
     joined = distribute._combine("losses", [tf.constant([1.0, 2.0]), tf.constant([3.0])])
     assert joined.numpy().tolist() == [1.0, 2.0, 3.0]
+    summed = distribute._combine("grid", [tf.ones([2, 2]), tf.ones([2, 2])], "sum")
+    assert summed.numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
     with pytest.raises(distribute.PerReplicaOutputError,
                        match=r"Step output 'odd' has per-replica values of shapes \[\(1, 2\), "
-                             r"\(1, 3\)\].*strategy.reduce\('MEAN'"):
+                             r"\(1, 3\)\].*by 'concat'.*strategy.reduce\('SUM'"):
         distribute._combine("odd", [tf.zeros([1, 2]), tf.zeros([1, 3])])
+    with pytest.raises(distribute.PerReplicaOutputError, match="'losses' .* by 'mean'"):
+        distribute._combine("losses", [tf.constant([1.0, 2.0]), tf.constant([3.0])], "mean")
     with pytest.raises(distribute.PerReplicaOutputError, match="Step output 'names'"):
         distribute._combine("names", [tf.constant("a"), tf.constant("b")])
     assert distribute.reduce_output(None, "loss", 3.0) == 3.0  # not per-replica: as it is
 
 
+def test_output_reductions_are_checked_naming_the_output():
+    step = tf.function(lambda: {"loss": tf.constant(1.0)})
+    with pytest.raises(ValueError, match=r"`output_reductions`\['acc'\] must be 'sum', 'mean' "
+                                         r"or 'concat', got 'max'"):
+        pyhooks.EagerSessionCreator(step, output_reductions={"acc": "max"})
+    with pytest.raises(TypeError, match="`output_reductions` must be a dict"):
+        pyhooks.EagerSessionCreator(step, output_reductions=["acc"])
+
+
 @pytest.mark.cluster
-def test_mirrored_strategy_eager_loop_and_model_fit(tmp_path):
+def test_mirrored_strategy_eager_loop_sees_the_loss_of_one_replica_of_the_batch(tmp_path):
+    """A loss scaled by the global batch (tf.nn.compute_average_loss) under MirroredStrategy on 2
+    logical CPUs: every hook, the bar and run()'s value see what one replica of the batch
+    computes; model.fit runs a chief-only hook."""
     with Cluster(tmp_path, "mirrored", {}, serving=()) as cluster:
         cluster.start("local", 0)
         (code, report, log), = cluster.wait(timeout=120).values()
     assert code == 0 and report is not None, log
-    # replica 0 has x = 0..3, replica 1 x = 4..7: losses 4x^2, means 14 and 126
-    assert (report["first"], report["first_type"]) == (70.0, "float32")
-    assert report["history"]["total_losses"][0] == 560.0
-    assert report["history"]["mean_losses"][0] == 70.0
-    assert report["history"]["steps"] == [1.0, 2.0]
-    assert report["seen_x"] == [list(range(8)), list(range(8, 16))]  # concatenated, in order
-    assert report["bar"][-1].startswith("Training 2/2 [")
-    assert "Step output 'odd' has per-replica values of shapes [(2, 1), (2, 2)]" in report[
+    mirrored, single = report["runs"]["mirrored"], report["runs"]["single"]
+    # rows 0..7 at w = 0: per-example losses 4 x^2, sum 560, mean 70 (replica shares 7 + 63)
+    assert (mirrored["first"], mirrored["first_type"]) == (70.0, "float32")
+    assert single["first"] == 70.0
+    assert mirrored["history"]["total_losses"][0] == 560.0
+    assert mirrored["history"]["mean_losses"][0] == 70.0
+    assert mirrored["history"]["steps"] == [1.0, 2.0]
+    loss, replica_mean, x, training = mirrored["seen"][0]
+    assert (loss, replica_mean, training) == (70.0, 70.0, 70.0)  # "mean" declared: 14, 126
+    assert x == list(range(8))  # concatenated, in order
+    assert mirrored["seen"][1][2] == list(range(8, 16))
+    for column in ("mean_losses", "total_losses"):
+        np.testing.assert_allclose(mirrored["history"][column], single["history"][column],
+                                   rtol=1e-5)
+    for got, want in zip(mirrored["seen"], single["seen"]):
+        np.testing.assert_allclose([got[0], got[1], got[3]], [want[0], want[1], want[3]],
+                                   rtol=1e-5)
+    assert mirrored["bar"][-1].startswith("Training 2/2 [")
+    shown = [float(line.rsplit("loss: ", 1)[1]) for line in mirrored["bar"] if "loss: " in line]
+    np.testing.assert_allclose(shown[-1], mirrored["seen"][-1][0], rtol=1e-3)
+    assert "Step output 'odd' has per-replica values of shapes [(2, 1), (2, 2)]" in mirrored[
         "refused"]
+    assert "Step output 'loss' is a per-replica value (PerReplica" in report["unreduced"]
+    assert "pass `strategy=` to EagerSessionCreator" in report["unreduced"]
     assert report["fit_rows"] == 2 and report["chief"] is True
 
 
@@ -160,6 +192,12 @@ def test_remote_values_of_scheduled_steps_are_refused_naming_the_output():
     with pytest.raises(distribute.PerReplicaOutputError,
                        match=r"Step output 'loss' is a RemoteValue .*\{'loss': remote.fetch\(\)\}"):
         distribute.reduce_output(tf.distribute.get_strategy(), "loss", Scheduled())
+    # a step returning schedule()'s RemoteValue itself, given without strategy=
+    creator = pyhooks.EagerSessionCreator(lambda: Scheduled())
+    with pyhooks.MonitoredSession(creator) as session:
+        with pytest.raises(distribute.PerReplicaOutputError,
+                           match=r"The step function returned a RemoteValue .*ScheduledSteps"):
+            session.run()
 
 
 def test_the_stop_agreement_holds_a_request_until_its_vote_then_all_stop_after_that_step():
@@ -172,7 +210,7 @@ def test_the_stop_agreement_holds_a_request_until_its_vote_then_all_stop_after_t
 
         def vote(flags):
             votes.append(flags.tolist())
-            return flags + np.array([0, len(votes) == other_asks_at], np.float32)
+            return flags + np.array([0, len(votes) == other_asks_at, 0, 0], np.float32)
 
         def after_run(context, values):
             steps.append(1)
@@ -188,6 +226,46 @@ def test_the_stop_agreement_holds_a_request_until_its_vote_then_all_stop_after_t
         return len(steps), votes, agreement.stopped_by
 
     # asked in step 2: held until the vote after step 3, then everyone stops
-    assert train(asks_at=2, other_asks_at=None) == (3, [[1.0, 0.0]], [0])
+    assert train(asks_at=2, other_asks_at=None) == (3, [[1.0, 0.0, 0.0, 0.0]], [0])
     # worker 1 asks before the third vote: this one stops after that step too
-    assert train(asks_at=None, other_asks_at=3) == (9, [[0.0, 0.0]] * 3, [1])
+    assert train(asks_at=None, other_asks_at=3) == (9, [[0.0, 0.0, 0.0, 0.0]] * 3, [1])
+
+
+def test_automatic_agreements_cost_a_share_of_the_step_and_meet_a_planned_stop():
+    """Worker 0 of 2 with a clock the step moves by 10 ms and the vote by 2 ms: it proposes
+    ceil(2 / (2% of 10)) = 10 steps, worker 1 (in the fake vote) 7; they take the smaller; the
+    StopAtStepHook's last step 20 is agreed at step 20 itself."""
+    now = [0.0]
+
+    def step():
+        now[0] += 0.010
+        return {"loss": tf.constant(1.0)}
+
+    proposals = []
+
+    def vote(flags):
+        now[0] += 0.002
+        proposals.append(float(flags[2]))
+        return flags + np.array([0, 0, 0, 7], np.float32)
+
+    stop = pyhooks.StopAtStepHook(last_step=20)
+    agreement = distribute.StopAgreementHook(None, distribute.Worker("worker", 0, True, 2, 0),
+                                             vote=vote, hooks=[stop])
+    agreement.clock = lambda: now[0]
+    creator = pyhooks.EagerSessionCreator(step)
+    with pyhooks.MonitoredSession(creator, hooks=[stop, agreement]) as session:
+        while not session.should_stop():
+            session.run()
+    assert int(creator.global_step.numpy()) == 20  # no step past the planned stop
+    assert agreement.vote_steps == [1, 2, 9, 16, 20]
+    assert proposals == [1.0, 10.0, 10.0, 4.0, 10.0]  # 4: the steps left to step 20
+    assert agreement.stopped_by == [0]
+
+
+def test_agree_every_n_steps_takes_auto_a_count_or_none():
+    step = eager_step()
+    for every in ("auto", 3, None):
+        pyhooks.EagerSessionCreator(step, is_chief=True, agree_every_n_steps=every)
+    with pytest.raises(ValueError, match="`agree_every_n_steps` must be a positive whole "
+                                         "number, 'auto' or None, got 'often'"):
+        pyhooks.EagerSessionCreator(step, is_chief=True, agree_every_n_steps="often")

@@ -46,6 +46,17 @@ def test_agreeing_every_3_steps_stops_both_at_the_next_agreement(tmp_path):
     assert chief["steps"] == other["steps"] == 12  # StopAtStepHook at 10: agreed at 12
 
 
+def test_automatic_agreements_stop_both_at_the_planned_step_or_at_the_same_step(tmp_path):
+    chief, other = reports(run_workers(tmp_path, last_step=30, agree_every_n_steps="auto"))
+    assert chief["steps"] == other["steps"] == 30  # StopAtStepHook's step: agreed at that step
+    assert chief["error"] is other["error"] is None
+    (tmp_path / "b").mkdir()
+    chief, other = reports(run_workers(tmp_path / "b", nan_at=[1, 7], last_step=200,
+                                       agree_every_n_steps="auto"))
+    assert chief["steps"] == other["steps"] >= 7  # asked on worker 1 only: both stop together
+    assert chief["steps"] < 200
+
+
 def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(tmp_path):
     results = run_workers(tmp_path, fail_at=[1, 5], last_step=200)
     chief, other = reports(results)

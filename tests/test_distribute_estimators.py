@@ -34,15 +34,25 @@ def _train_linear(tmp_path, name, strategy, batch_size):
     fcs = pyhooks.feature_columns(pyhooks.column_numeric("x1"), pyhooks.column_numeric("x2"))
     config = run_config(model_dir=os.path.join(tmp_path, name), train_distribute=strategy)
     model = pyhooks.linear_regressor(fcs, config=config)
-    seen = []
+    seen, scalars = [], []
     shapes = pyhooks.LambdaHook(
         before_run=lambda context: pyhooks.SessionRunArgs(
             context.session.graph.get_collection("losses")[0]),
         after_run=lambda context, values: seen.append(list(values.results.shape)))
-    history = model.train(inp, hooks=[pyhooks.HistorySaverHook(every_n_step=1), shapes])
+    history = model.train(inp, hooks=[pyhooks.HistorySaverHook(every_n_step=1), shapes,
+                                      _training_loss_hook(scalars)])
     weights = {n: model.get_variable_value(n).ravel().tolist()
                for n in model.get_variable_names() if n.endswith("weights")}
-    return {"history": history.to_dict(), "weights": weights, "shapes": seen}
+    return {"history": history.to_dict(), "weights": weights, "shapes": seen,
+            "training_loss": scalars}
+
+
+def _training_loss_hook(scalars):
+    """Records the scalar training loss NanTensorHook reads (collection pyhooks_training_loss)."""
+    return pyhooks.LambdaHook(
+        before_run=lambda context: pyhooks.SessionRunArgs(
+            context.session.graph.get_collection("pyhooks_training_loss")[0]),
+        after_run=lambda context, values: scalars.append(float(values.results)))
 
 
 def _model_fn(features, labels, mode, params):
@@ -63,8 +73,10 @@ def _train_model_fn(tmp_path, name, strategy):
                            shuffle=False)
     model = estimator(_model_fn, config=run_config(model_dir=os.path.join(tmp_path, name),
                                                    train_distribute=strategy))
-    history = model.train(inp, steps=4, hooks=[pyhooks.HistorySaverHook(every_n_step=1)])
-    return {"history": history.to_dict(),
+    scalars = []
+    history = model.train(inp, steps=4, hooks=[pyhooks.HistorySaverHook(every_n_step=1),
+                                               _training_loss_hook(scalars)])
+    return {"history": history.to_dict(), "training_loss": scalars,
             "kernel": model.get_variable_value("dense/kernel").ravel().tolist(),
             "eval_loss": model.evaluate(inp)["loss"]}
 
@@ -105,6 +117,10 @@ def test_a_canned_estimator_under_mirrored_strategy_trains_as_without_it(replica
     for column in ("mean_losses", "total_losses"):
         np.testing.assert_allclose(mirrored["history"][column], plain["history"][column],
                                    rtol=1e-4)
+    # the scalar loss NanTensorHook reads: the whole batch's sum, as without the strategy
+    np.testing.assert_allclose(mirrored["training_loss"], plain["training_loss"], rtol=1e-4)
+    np.testing.assert_allclose(mirrored["training_loss"], plain["history"]["total_losses"],
+                               rtol=1e-4)
     assert mirrored["weights"].keys() == plain["weights"].keys()
     for name, value in plain["weights"].items():
         np.testing.assert_allclose(mirrored["weights"][name], value, rtol=1e-4, atol=1e-6)
@@ -117,6 +133,9 @@ def test_a_model_fn_under_mirrored_strategy_gets_the_mean_loss_and_the_mean_grad
     # the reported loss is the replicas' mean: the batch's mean squared error
     np.testing.assert_allclose(mirrored["history"]["mean_losses"],
                                plain["history"]["mean_losses"], rtol=1e-5)
+    np.testing.assert_allclose(mirrored["training_loss"], plain["training_loss"], rtol=1e-5)
+    np.testing.assert_allclose(mirrored["training_loss"], mirrored["history"]["mean_losses"],
+                               rtol=1e-5)
     np.testing.assert_allclose(mirrored["kernel"], plain["kernel"], rtol=1e-5)
     np.testing.assert_allclose(mirrored["eval_loss"], plain["eval_loss"], rtol=1e-5)
     assert mirrored["history"]["mean_losses"][-1] < mirrored["history"]["mean_losses"][0]
@@ -234,6 +253,20 @@ def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(
             "ValueError: boom at step 3 (raised in LambdaHook.after_run())") in chief["message"]
     assert chief["last_step"] == 3
 
+
+
+@pytest.mark.cluster
+def test_an_error_before_the_first_step_fails_the_other_naming_the_worker_and_phase(tmp_path):
+    results = _run_workers(tmp_path, custom=True, model_fn_fails_on=1)
+    assert results[0][0] == results[1][0] == 3, results
+    chief, other = results[0][1], results[1][1]
+    assert other["error"] == "ValueError" and other["steps"] == 0
+    # (TensorFlow quotes the model_fn's error as "in user code: ... ValueError: no model ...")
+    assert ("Error reported from /job:worker/task:1: pyhooks: worker 1 failed in train() before "
+            "its first step (input checks, building the model): ValueError:") in chief["message"]
+    assert "no model on worker 1" in chief["message"]
+    assert chief["steps"] == 0
+    assert "could not tell the other workers" not in other["message"]
 
 
 @pytest.mark.cluster

@@ -5,6 +5,7 @@ what the next process finds: nothing lost, nothing corrupted, nothing stuck.
 """
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -65,6 +66,7 @@ def test_kill_9_mid_training_resumes_from_the_last_checkpoint(tmp_path):
     worker.wait(timeout=60)
     saved = latest_step(tmp_path)
     assert saved >= 10  # every 5 steps
+    assert (tmp_path / f"hooks-{saved}.json").exists()  # the hooks' state beside it
     # a save the kill interrupted leaves files; the next trainer removes them
     leftovers = [tmp_path / "model.ckpt-99.data-00000-of-00001.tempstate123",
                  tmp_path / ("graph.pbtxt.tmp" + "0" * 32)]
@@ -76,6 +78,13 @@ def test_kill_9_mid_training_resumes_from_the_last_checkpoint(tmp_path):
     assert code == 0, err
     assert out.splitlines()[0] == f"step {saved + 1}"
     assert out.splitlines()[-1] == f"done {saved + 3}"
+    # the hooks' state resumed with the model: the history holds the rows of both processes,
+    # the killed one's up to its checkpoint (the steps after it were run again), no row twice
+    history = json.loads(out.splitlines()[-2].removeprefix("history "))
+    assert history["steps"] == list(range(1, saved + 4))
+    assert history["runs"] == [1] * saved + [2] * 3
+    assert history["stop"]["reason"] == "steps" and history["stop"]["step"] == saved + 3
+    assert sorted(p.name for p in tmp_path.glob("hooks-*.json")) == []  # it ended normally
     assert not any(path.exists() for path in leftovers)
     assert not (tmp_path / "model.ckpt-98_temp").exists()
     rows = history_rows(tmp_path)
@@ -158,7 +167,7 @@ def test_a_disk_full_from_the_start_is_one_line_and_leaves_no_temporary_file(tmp
     assert code != 0
     errors = [line for line in err.splitlines() if line.startswith("pyhooks.errors.")]
     assert len(errors) == 1 and errors[0].startswith("pyhooks.errors.DiskWriteError: Could not "
-                                                     f"write the ")
+                                                     "write the ")
     assert f"to '{tmp_path}'" in errors[0] and errors[0].endswith("(a file size limit was reached).")
     assert "Exception in thread" not in err and "ERROR:tensorflow" not in err, err
     assert not [name for name in os.listdir(tmp_path) if "tmp" in name]

@@ -77,7 +77,7 @@ def test_each_run_gets_a_fresh_history():
 def test_explicit_loss_and_metrics():
     ns = regression_graph(collect=False)
     with ns.graph.as_default():
-        double = tf.multiply(ns.loss, 2.0, name="double")
+        tf.multiply(ns.loss, 2.0, name="double")  # fetched by its name
     hook = HistorySaverHook(every_n_step=1, loss=ns.per_example,
                             metrics={"loss": ns.loss, "double": "double:0"})
     train(ns, [hook], steps=2)

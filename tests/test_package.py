@@ -29,9 +29,18 @@ def test_subpackages_are_attributes_without_importing_tensorflow(tmp_path):
 
 
 def test_dir_lists_the_subpackages(tmp_path):
-    out = run_fresh("import pyhooks; print(sorted(set(dir(pyhooks)) & "
-                    "{'estimators', 'hooks', 'r', 'eager', 'keras', 'train'}))", tmp_path)
-    assert out.strip() == "['eager', 'estimators', 'hooks', 'keras', 'r', 'train']"
+    out = run_fresh("import pyhooks; print(sorted(set(dir(pyhooks)) & {'estimators', 'hooks', "
+                    "'r', 'eager', 'keras', 'distribute', 'train'}))", tmp_path)
+    assert out.strip() == "['distribute', 'eager', 'estimators', 'hooks', 'keras', 'r', 'train']"
+
+
+def test_distribute_is_an_attribute_as_the_vignette_uses_it(tmp_path):
+    code = ("import sys, pyhooks\n"
+            "print(pyhooks.distribute.ScheduledSteps.__name__, "
+            "pyhooks.distribute.StopAgreementHook.__name__)\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    lines = run_fresh(code, tmp_path).splitlines()
+    assert lines == ["ScheduledSteps StopAgreementHook", "[]"]
 
 
 def test_star_import_gives_the_public_api_without_subpackages(tmp_path):

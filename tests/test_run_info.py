@@ -170,5 +170,7 @@ def test_a_users_hook_reads_the_estimators_listeners():
     model = est.linear_regressor(est.feature_columns(est.column_numeric("drat")))
     model.train(est.input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None), steps=3,
                 hooks=[seen], saving_listeners=[listener])
-    assert seen.info.saving_listeners == (listener,) and seen.info.mode == "train"
+    # the caller's, then the estimator's own: it saves the hooks' state beside each checkpoint
+    assert seen.info.saving_listeners[0] is listener and seen.info.mode == "train"
+    assert [type(other).__name__ for other in seen.info.saving_listeners[1:]] == ["_Listener"]
     assert listener.saved[-1] == 3

@@ -29,10 +29,12 @@ from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
 from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, signature_of
 from pyhooks.estimators.schema import Schema
+from pyhooks.estimators.stopping import StopReason, stop_reason
 from pyhooks.estimators.tensorboard import EventWriterHook, write_metrics
 from pyhooks.errors import NanLossDuringTrainingError
 from pyhooks.hook import RunInfo, SessionRunHook, check_hooks
 from pyhooks.hooks import _model_dir
+from pyhooks.hooks._hook_state import HookState
 from pyhooks.hooks.checkpoint_saver import CheckpointSaverHook
 from pyhooks.hooks.history_saver import History, HistorySaverHook
 from pyhooks.hooks.nan_tensor import NanTensorHook
@@ -164,6 +166,7 @@ class Estimator:
         self._prepared = weakref.WeakKeyDictionary()
         self._schema = None
         self._training = False
+        self.last_stop = None  # the StopReason of the last train()
 
     def __repr__(self):
         names = ", ".join(c.name for c in self._model.columns)
@@ -310,13 +313,28 @@ class Estimator:
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
                 checkpoint saves of the loop's ``CheckpointSaverHook`` (the caller's, or
                 one added: as often as the ``run_config()`` says, every 600 s by
-                default, and at the end), through :func:`pyhooks.run_info`.
+                default, and at the end), through :func:`pyhooks.run_info` (followed
+                there by the estimator's own, which saves the hooks' state).
             chief_only_hooks: hooks run only on the chief worker under a
                 multi-worker ``train_distribute`` strategy (always without one), after
                 ``hooks``.
 
         Returns:
-            the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``.
+            the :class:`pyhooks.hooks.History` recorded by the ``HistorySaverHook``; its
+            ``stop`` says why the call stopped (a
+            :class:`pyhooks.estimators.stopping.StopReason`: steps reached, input
+            exhausted, a hook's request, a loss not finite, an interrupt, an error).
+            An exception raised by ``train()`` carries the same as ``error.pyhooks_stop``,
+            and ``estimator.last_stop`` keeps that of the last call.
+
+        Hook state resumes with the model: the state of hooks that define
+        ``state_dict()`` and ``load_state_dict()`` (``HistorySaverHook``'s rows, the
+        progress bar's and ``LoggingTensorHook``'s counts, your own hooks') is saved
+        beside each checkpoint as ``hooks-<step>.json``; a call that resumes from the
+        checkpoint of an interrupted one (killed, Ctrl-C, an error) loads it, so its
+        history holds the rows of both (``History.runs`` tells them apart) and no row
+        twice. After a call that ended normally the next starts the hooks afresh.
+        See :mod:`pyhooks.hooks._hook_state` for the protocol and its keys.
 
         The first ``train()`` into a model_dir records what the model is trained
         on (:mod:`pyhooks.estimators.schema`); every later call's input is checked
@@ -344,6 +362,14 @@ class Estimator:
             pyhooks.CheckpointError: a damaged checkpoint, or a garbage or dangling
                 ``checkpoint`` index.
         """
+        if self._replicated is None:
+            return self._train(input_fn, steps, hooks, max_steps, saving_listeners,
+                               chief_only_hooks)
+        with self._replicated.failures():  # told to the other workers, naming this one
+            return self._train(input_fn, steps, hooks, max_steps, saving_listeners,
+                               chief_only_hooks)
+
+    def _train(self, input_fn, steps, hooks, max_steps, saving_listeners, chief_only_hooks):
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
         if steps is not None:
@@ -392,7 +418,10 @@ class Estimator:
         state = self._state(TRAIN, feeds)
         start = state.step()
         if max_steps is not None and start >= max_steps:  # nothing to do: the caller's history
-            return next((h.history for h in hooks if isinstance(h, HistorySaverHook)), History())
+            history = next((h.history for h in hooks if isinstance(h, HistorySaverHook)),
+                           None) or History()
+            history.stop = self.last_stop = StopReason("steps", start)
+            return history
         total = steps if steps is not None else (
             max_steps - start if max_steps is not None else input_fn.steps_per_run())
         if input_fn.num_epochs is not None:
@@ -401,30 +430,44 @@ class Estimator:
             self._replicated.check_steps(input_fn, steps, max_steps, start)
         extra, history = default_hooks(hooks, state, self.config, self.model_dir, steps,
                                        max_steps)
+        epochs_stop = None  # the stop at the last batch of a steps loop's epochs: their end
         if total is not None and state.last_step is not None:
             # a steps loop's last call runs what is left; a call after it would run none,
             # where the input running out would have ended a one-step loop
             state.set_last_step(start + total)
             if steps is None and max_steps is None:
-                extra.append(StopAtStepHook(last_step=start + total))
+                epochs_stop = StopAtStepHook(last_step=start + total)
+                extra.append(epochs_stop)
         loop = hooks + extra + state.spec_hooks
+        resumed = HookState(self.model_dir, loop, start, write=self._is_chief())
+        loop.append(resumed)  # its begin() after every other hook's: their state loaded
+        own_stop = extra[0] if extra and isinstance(extra[0], StopAtStepHook) else None
         state.start_input(feeds, input_fn, training=True)
         # the hooks' RunInfo: a progress bar shows `total`, checkpoint savers call `listeners`
-        with RunInfo(steps=total, saving_listeners=listeners, mode=TRAIN,
+        with RunInfo(steps=total, saving_listeners=[*listeners, resumed.listener], mode=TRAIN,
                      steps_per_run=self.config.steps_per_execution):
             try:
                 if self._replicated is None:
-                    state.run_loop(loop, state.fetches)
+                    ended = state.run_loop(loop, state.fetches)
                 else:  # the workers' stop agreement last (it sees every stop request)
                     with self._replicated.scope():  # hooks' files: the worker's own place
-                        state.run_loop(loop + self._replicated.hooks(state), state.fetches)
+                        ended = state.run_loop(loop + self._replicated.hooks(state),
+                                               state.fetches)
             except BaseException as error:
-                self._keep_progress(state, loop, error)
+                self.last_stop = stop_reason(_step_or(state, start), error=error)
+                _keep(error, "pyhooks_stop", self.last_stop)
+                self._keep_progress(state, loop, error, resumed)
                 raise
+        exhausted, stopped_by = ended
+        if epochs_stop is not None and stopped_by is epochs_stop:
+            exhausted, stopped_by = True, None
+        self.last_stop = stop_reason(state.step(), exhausted, stopped_by, own_stop=own_stop)
         self._keep_progress(state, loop)
+        resumed.finish()
+        history.history.stop = self.last_stop
         return history.history
 
-    def _keep_progress(self, state, hooks, error=None):
+    def _keep_progress(self, state, hooks, error=None, resumed=None):
         """Saves the steps the loop ran (``error``: it failed, or was interrupted).
 
         A canned model skips the update of a batch whose loss is not finite
@@ -441,12 +484,19 @@ class Estimator:
             state.discard()
             return
         try:
-            self._save_if_needed(state)
+            saved = self._save_if_needed(state)
         except Exception as secondary:
             if error is None:
                 raise
             error.add_note(f"pyhooks: the checkpoint after it could not be saved: {secondary}")
             state.discard()
+            return
+        if resumed is not None and saved is not None:  # the hooks' state of that step
+            try:
+                resumed.save(state.step())
+            except Exception as secondary:  # noqa: BLE001 - noted on the error, which wins
+                error.add_note(f"pyhooks: the hooks' state could not be saved: "
+                               f"{type(secondary).__name__}: {secondary}")
 
     def _save_if_needed(self, state):
         if not self._is_chief():
@@ -620,6 +670,21 @@ class Estimator:
         for state in self._states.values():
             state.close()
         self._states.clear()
+
+
+def _step_or(state, default):
+    """The session's global step, or ``default`` when the session cannot say (it broke)."""
+    try:
+        return state.step()
+    except Exception:  # noqa: BLE001 - the loop's error is the one reported
+        return default
+
+
+def _keep(error, name, value):
+    try:
+        setattr(error, name, value)
+    except (AttributeError, TypeError):  # exceptions with __slots__ or C types
+        pass
 
 
 def as_coded(values, factor):

@@ -42,8 +42,11 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   or ``NanTensorHook``'s) fails the others at that agreement with TensorFlow's
   error naming the worker and the error (``Error reported from
   /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
-  ...``); a worker that dies fails the others at that agreement with
-  TensorFlow's ``UnavailableError`` naming it (the session is not re-created:
+  ...``), and an error in ``train()`` before its steps (the input's checks
+  against the model's contract, the ``model_fn``) fails them so too (``worker 1
+  failed in train() before its first step (...): ...``); a worker that dies
+  fails the others at that agreement with TensorFlow's ``UnavailableError``
+  naming it (the session is not re-created:
   a new one cannot bring the peer back). A worker that dies while the others
   wait in the step's all-reduce is not noticed there (graph collectives check
   no peer's health): bound that wait with the strategy's
@@ -61,6 +64,7 @@ only ``tf.function``s.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -126,6 +130,8 @@ class ReplicatedTraining:
         local_replicas: how many replicas this process runs (the parts of a batch).
     """
 
+    _phase = "in train()"  # where a failure happens (see failures())
+
     def __init__(self, strategy):
         from pyhooks import distribute
 
@@ -141,6 +147,21 @@ class ReplicatedTraining:
     @property
     def is_chief(self):
         return self.worker.is_chief
+
+    @contextlib.contextmanager
+    def failures(self):
+        """Around ``train()``: with several workers, an error is told to the others, naming
+        this worker and the phase (:func:`pyhooks.distribute.report_failure`; the stop
+        agreement has told them of an error in a step), then raised."""
+        self._phase = "in train() before its first step (input checks, building the model)"
+        try:
+            yield
+        except BaseException as error:
+            if self.multi_worker:
+                from pyhooks.distribute import report_failure
+
+                report_failure(self.worker, self._phase, error)
+            raise
 
     def own_dir(self, model_dir):
         """``model_dir`` on the chief; ``model_dir/tmp_<type>_<id>`` on any other worker."""
@@ -247,6 +268,7 @@ class ReplicatedTraining:
 
     def hooks(self, state):
         """The hooks this worker adds to ``train()``: the stop agreement with several workers."""
+        self._phase = "in train()'s loop (its session, steps or hooks)"
         if not self.multi_worker:
             return []
         from pyhooks.distribute import StopAgreementHook, _make_vote
@@ -258,7 +280,7 @@ class ReplicatedTraining:
         def vote(flags):  # eagerly (the strategy's collectives), not in the estimator's graph
             with context.eager_mode():
                 if not eager_vote:
-                    eager_vote.append(_make_vote(self.strategy, self.worker.num_workers))
+                    eager_vote.append(_make_vote(self.strategy, 2 * self.worker.num_workers))
                 return eager_vote[0](flags).numpy()
 
         return [StopAgreementHook(self.strategy, self.worker, 1, vote=vote)]

@@ -25,10 +25,12 @@ Example:
 
 from __future__ import annotations
 
+import io
 import math
 import numbers
 
 from pyhooks.estimators._sizes import check_fits_memory
+from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
 
 __all__ = [
@@ -110,7 +112,7 @@ class NumericColumn(FeatureColumn):
         # a tf.DType's flags are booleans (a float's is_integer is a method: not a dtype)
         numeric_type = (getattr(dtype, "is_floating", False) is True
                         or getattr(dtype, "is_integer", False) is True)
-        if dtype not in ("float32", "float64", "float", "double", "int32", "int64", None) and \
+        if not one_of(dtype, ("float32", "float64", "float", "double", "int32", "int64", None)) and \
                 not numeric_type:
             raise ValueError(f"`dtype` must be a numeric type, got {dtype!r}.")
         if default_value is not None and (isinstance(default_value, bool) or not isinstance(
@@ -145,7 +147,8 @@ class NumericColumn(FeatureColumn):
 class VocabularyListColumn(_Categorical):
     def __init__(self, key, vocabulary_list, dtype=None, default_value=-1, num_oov_buckets=0):
         self.key = self.name = _check_key("key", key)
-        if isinstance(vocabulary_list, dict):
+        # a dict, a data frame (its column names) or a file (its lines) are not a vocabulary
+        if isinstance(vocabulary_list, (dict, io.IOBase)) or hasattr(vocabulary_list, "columns"):
             raise TypeError(f"`vocabulary_list` of column {key!r} must be a list of strings or "
                             f"whole numbers, got {vocabulary_list!r}.")
         if isinstance(vocabulary_list, (str, bytes)) or not hasattr(vocabulary_list, "__iter__"):
@@ -482,7 +485,7 @@ class EmbeddingColumn(FeatureColumn):
         if not isinstance(categorical_column, _Categorical):
             raise TypeError("`categorical_column` must be a categorical column (column_categorical_"
                             f"*, column_bucketized or column_crossed), got {categorical_column!r}.")
-        if combiner not in ("mean", "sqrtn", "sum"):
+        if not one_of(combiner, ("mean", "sqrtn", "sum")):
             raise ValueError(f"`combiner` must be 'mean', 'sqrtn' or 'sum', got {combiner!r}.")
         if initializer is not None and not callable(initializer):
             raise TypeError(f"`initializer` must be an initializer or None, got {initializer!r}.")

@@ -260,8 +260,9 @@ class GraphState(ModelTensors):
             self.session.run(assign, {value: step})
 
     def run_loop(self, hooks, fetches, collect=None):
-        """Runs ``fetches`` under ``pyhooks.MonitoredSession`` until a hook stops or input ends."""
-        run_loop(self, hooks, fetches, collect)
+        """Runs ``fetches`` under ``pyhooks.MonitoredSession`` until a hook stops or input ends;
+        returns ``(input exhausted, the hook that requested the stop or None)``."""
+        return run_loop(self, hooks, fetches, collect)
 
     def close(self):
         self.session.close()

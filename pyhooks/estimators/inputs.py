@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
 
 __all__ = ["Factor", "InputFn", "RColumn", "as_column", "column_from_r", "input_fn", "row_label"]
@@ -357,7 +358,7 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
     num_threads = check_positive("num_threads", num_threads, integer=True, allow_none=False)
     if isinstance(shuffle, np.bool_):
         shuffle = bool(shuffle)
-    if not (shuffle is True or shuffle is False or shuffle == "auto"):
+    if not (shuffle is True or shuffle is False or one_of(shuffle, ("auto",))):
         raise ValueError(f"`shuffle` must be True, False or 'auto', got {shuffle!r}.")
     if seed is not None:
         seed = check_positive("seed", seed, integer=True, allow_zero=True)

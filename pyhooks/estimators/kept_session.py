@@ -176,8 +176,13 @@ class KeptSessionCreator:
 
 def run_loop(state, hooks, fetches, collect=None):
     """Runs ``fetches`` in ``state``'s session under ``MonitoredSession`` until a hook stops it
-    or the input ends; ``collect`` gets each step's values."""
+    or the input ends; ``collect`` gets each step's values.
+
+    Returns:
+        ``(input exhausted, the hook that requested the stop or None)``.
+    """
     graph = state.graph
+    exhausted = True
     with graph.as_default():
         with quiet():
             graph._unsafe_unfinalize()  # noqa: SLF001 - hooks' begin() may add ops
@@ -191,5 +196,7 @@ def run_loop(state, hooks, fetches, collect=None):
                     values = monitored.run(fetches)
                     if collect is not None:
                         collect(values)
+                exhausted = False  # (the input's end leaves the block from monitored.run)
         finally:  # closing un-finalized the graph it found open (as TensorFlow's does)
             graph.finalize()
+    return exhausted, monitored.stopped_by

@@ -11,6 +11,7 @@ import numbers
 
 from pyhooks.estimators.feature_columns import FeatureColumn, scope_name
 from pyhooks.estimators._sizes import check_fits_memory
+from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
 
 __all__ = ["DNNLinearCombinedModel", "DNNModel", "LinearModel", "make_optimizer"]
@@ -102,7 +103,7 @@ class LinearModel:
 
     def __init__(self, feature_columns, sparse_combiner="sum"):
         self.columns = check_columns(feature_columns, False, "A linear model")
-        if sparse_combiner not in ("sum", "mean", "sqrtn"):
+        if not one_of(sparse_combiner, ("sum", "mean", "sqrtn")):
             raise ValueError(f"`sparse_combiner` must be 'sum', 'mean' or 'sqrtn', got "
                              f"{sparse_combiner!r}.")
         self.sparse_combiner = sparse_combiner  # one id per example: all give the same result

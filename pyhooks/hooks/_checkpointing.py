@@ -165,7 +165,6 @@ def save_checkpoint(saver, session, save_path, step, write_meta_graph):
 
 def write_graph(writer, graph, saver, checkpoint_dir, save_graph_def):
     """Writes ``graph.pbtxt`` (if ``save_graph_def``) and the graph events (if ``writer``)."""
-    import tensorflow as tf
     from tensorflow.python.framework import meta_graph
 
     if writer is None and not save_graph_def:

@@ -33,7 +33,7 @@ from pyhooks._backend import reader
 from pyhooks.errors import HookSetupError
 
 __all__ = ["StepReader", "backend_scope", "check_bool", "current_backend", "exact_step",
-           "global_step_read", "map_leaves", "read_values", "require_graph", "scoped",
+           "global_step_read", "map_leaves", "one_of", "read_values", "require_graph", "scoped",
            "step_reader", "to_numpy"]
 
 _backend = contextvars.ContextVar("pyhooks_backend", default=None)
@@ -176,6 +176,13 @@ def map_leaves(fn, fetches):
     if isinstance(fetches, (list, tuple)):
         return cls(map_leaves(fn, f) for f in fetches)
     return fn(fetches)
+
+
+def one_of(value, choices):
+    """Whether ``value`` is one of ``choices`` (strings, None): compared by type first, so that
+    an array or a data frame (whose ``==`` is elementwise) is simply not one of them."""
+    return any(value is choice or (type(value) is type(choice) and value == choice)
+               for choice in choices)
 
 
 def check_bool(name, value):

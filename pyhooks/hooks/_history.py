@@ -73,6 +73,14 @@ def _r_format(values):
 class History:
     """Recorded rows, column by column: ``mean_losses``, ``total_losses``, ``steps``, then metrics.
 
+    Attributes:
+        runs: per row, the run that recorded it: 1, then 2 for the rows of a
+            ``train()`` that resumed an interrupted one (the hook state of
+            :mod:`pyhooks.hooks._hook_state`), and so on.
+        run: the run whose rows are being recorded.
+        stop: why the ``train()`` that returned it stopped (a
+            :class:`pyhooks.estimators.stopping.StopReason`), or None.
+
     Example:
         >>> history = hook.history
         >>> history.to_dict()["steps"]
@@ -82,6 +90,9 @@ class History:
     def __init__(self, metrics=()):
         self._names = (*BASE_COLUMNS, *metrics)
         self._rows = []  # tuples in column order: a row is one append (read as columns)
+        self._runs = []
+        self.run = 1
+        self.stop = None
 
     @property
     def columns(self):
@@ -90,6 +101,7 @@ class History:
     def append(self, row):
         """Adds one row given as ``{column: value}`` (every column required)."""
         self._rows.append(tuple(row[name] for name in self._names))
+        self._runs.append(self.run)
 
     def append_values(self, values):
         """Adds one row given as a tuple of its values in column order."""
@@ -97,6 +109,29 @@ class History:
             raise ValueError(f"a row has {len(self._names)} values ({', '.join(self._names)}), "
                              f"got {len(values)}")
         self._rows.append(values)
+        self._runs.append(self.run)
+
+    @property
+    def runs(self):
+        return list(self._runs)
+
+    def state(self):
+        """The rows and their runs, as JSON data (see :meth:`resumed`)."""
+        return {"columns": list(self._names), "rows": [list(row) for row in self._rows],
+                "runs": list(self._runs)}
+
+    def resumed(self, state):
+        """The rows of ``state`` (from :meth:`state`) kept, then those of a new run.
+
+        Raises:
+            ValueError: ``state`` has other columns than this history.
+        """
+        if list(state["columns"]) != list(self._names):
+            raise ValueError(f"the saved history has the columns {state['columns']}, this one "
+                             f"{list(self._names)}: a hook with other metrics")
+        self._rows = [tuple(row) for row in state["rows"]]
+        self._runs = [int(run) for run in state["runs"]]
+        self.run = max(self._runs, default=0) + 1
 
     def to_dict(self):
         """``{column: [values]}`` as Python floats and ints."""

@@ -18,6 +18,9 @@ def check_writer(writer):
     """``TypeError`` unless ``writer`` is None, has ``write()`` or is callable."""
     if writer is not None and not (callable(writer) or callable(getattr(writer, "write", None))):
         raise TypeError(f"`writer` must be a file-like object or a function, got {writer!r}.")
+    writable = getattr(writer, "writable", None)
+    if callable(writable) and not writable():
+        raise TypeError(f"`writer` must be a file open for writing, got {writer!r} (read only).")
     return writer
 
 

@@ -111,7 +111,7 @@ class ConfigureGcsHook(SessionRunHook):
                                  "field.")
             credentials = _Secret(json.dumps(data))
         self._credentials = credentials
-        if block_cache and not isinstance(block_cache, BlockCacheParams):
+        if block_cache is not None and not isinstance(block_cache, BlockCacheParams):
             raise ValueError("block_cache must be an instance of BlockCacheParams.")
         self._block_cache = block_cache
 

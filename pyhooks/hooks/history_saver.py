@@ -33,7 +33,11 @@ class HistorySaverHook(StepsPerRun, SessionRunHook):
     Per row: ``steps`` (the global step reached), ``mean_losses`` and
     ``total_losses`` (mean and sum of the per-example loss of the batch), plus one
     column per entry of ``metrics`` (a non-scalar metric is recorded as its mean).
-    The history is reset by ``begin()``: each run gets a fresh :class:`History`.
+    The history is reset by ``begin()``: each run gets a fresh :class:`History`,
+    except when an estimator's ``train()`` resumes an interrupted one
+    (:mod:`pyhooks.hooks._hook_state`): then it keeps the rows saved with the
+    checkpoint it resumes from (those of later steps, which are run again, are
+    not), and its rows have the next ``run`` number (``History.runs``).
 
     Args:
         every_n_step: record every this many steps (a whole number; ``2.0`` is accepted).
@@ -153,6 +157,15 @@ class HistorySaverHook(StepsPerRun, SessionRunHook):
                 if found is None:
                     raise
                 raise found from error
+
+    def state_dict(self):
+        """The rows recorded so far (see :mod:`pyhooks.hooks._hook_state`)."""
+        return {**self._history.state(), "recorded_step": self._recorded_step}
+
+    def load_state_dict(self, state):
+        """Keeps the rows of ``state``; the rows this run records get the next run number."""
+        self._history.resumed(state)
+        self._recorded_step = int(state.get("recorded_step", -1))
 
     def end(self, session):
         self._finish(session)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import inspect
 
 import numpy as np
@@ -71,6 +72,7 @@ class LoggingTensorHook(SessionRunHook):
 
     def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False,
                  formatter=None):
+        at_end = check_bool("at_end", at_end)
         only_log_at_end = at_end and every_n_iter is None and every_n_secs is None
         if not only_log_at_end and (every_n_iter is None) == (every_n_secs is None):
             raise ValueError("either at_end and/or exactly one of every_n_iter and every_n_secs "
@@ -91,7 +93,8 @@ class LoggingTensorHook(SessionRunHook):
         if not isinstance(tensors, (dict, list, tuple)):
             tensors = [tensors]
         for key, t in (tensors.items() if isinstance(tensors, dict) else enumerate(tensors)):
-            if not (isinstance(t, str) and t) and not isinstance(getattr(t, "name", None), str):
+            if (not (isinstance(t, str) and t) and not isinstance(getattr(t, "name", None), str)
+                    or isinstance(t, io.IOBase)):  # a file has a name too
                 raise TypeError(f"`tensors` must be a dict, a list or a tensor (name), got "
                                 f"{t!r} ({type(t).__name__}) at [{key!r}].")
         if isinstance(tensors, dict):
@@ -136,6 +139,14 @@ class LoggingTensorHook(SessionRunHook):
         if self._should_trigger:
             self._log_tensors(run_values.results)
         self._iter_count += 1
+
+    def state_dict(self):
+        """The iterations counted (see :mod:`pyhooks.hooks._hook_state`)."""
+        return {"iter_count": self._iter_count}
+
+    def load_state_dict(self, state):
+        """Counts iterations on from those of ``state`` (an interrupted call resumed)."""
+        self._iter_count = int(state["iter_count"])
 
     def end(self, session):
         if self._log_at_end:

@@ -10,7 +10,7 @@ import numpy as np
 from pyhooks import _logging
 from pyhooks.errors import NanLossDuringTrainingError, NanLossWarning
 from pyhooks.hook import SessionRunArgs, SessionRunHook
-from pyhooks.hooks._common import (check_bool, global_step_read,
+from pyhooks.hooks._common import (check_bool, global_step_read, one_of,
                                    to_numpy)
 from pyhooks.hooks._lookup import graph_element
 
@@ -44,16 +44,18 @@ class NanTensorHook(SessionRunHook):
     """
 
     def __init__(self, loss_tensor, fail_on_nan_loss=True, fail_on_inf=True):
-        if loss_tensor is None or loss_tensor == "" or isinstance(loss_tensor, bool):
+        if loss_tensor is None or one_of(loss_tensor, ("",)) or isinstance(loss_tensor, bool):
             raise TypeError(f"`loss_tensor` must be a tensor or a tensor name, got "
                             f"{loss_tensor!r}.")
         self._loss_tensor = loss_tensor
         self._fail_on_nan_loss = check_bool("fail_on_nan_loss", fail_on_nan_loss)
         self._fail_on_inf = check_bool("fail_on_inf", fail_on_inf)
+        self.nan = None
 
     def begin(self):
         self._global_step_tensor = global_step_read("NanTensorHook", required=False)
         self._runs = 0
+        self.nan = None  # (step, value) of the loss that stopped the loop (fail_on_nan_loss=False)
         # resolved now on every backend: a bad loss is named here, not by the session's run
         self._args = SessionRunArgs(graph_element(self._loss_tensor, "`loss_tensor`",
                                                   "NanTensorHook"))
@@ -84,6 +86,7 @@ class NanTensorHook(SessionRunHook):
         if self._fail_on_nan_loss:
             _logging.error("%s", message)
             raise NanLossDuringTrainingError(message, step=step, value=value)
+        self.nan = (step, value)  # what stopped the loop: train()'s StopReason
         _logging.warning("%s Stopping training.", message)
         warnings.warn(f"{message} Stopping training.", NanLossWarning, stacklevel=2)
         run_context.request_stop()

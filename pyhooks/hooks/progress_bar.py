@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
+from pyhooks.hooks._common import one_of
 from pyhooks.hooks._lookup import find_loss
 from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
 from pyhooks.timer import check_positive
@@ -58,7 +59,7 @@ class ProgressBarHook(SessionRunHook):
         if not isinstance(label, str):
             raise TypeError(f"`label` must be a string, got {label!r} ({type(label).__name__}).")
         check_writer(writer)
-        if mode not in (None, *MODES):
+        if not one_of(mode, (None, *MODES)):
             raise ValueError(f"`mode` must be 'dynamic', 'plain' or None, got {mode!r}.")
         self.label, self.total, self.writer, self.mode = label, total, writer, mode
         self.min_interval = check_positive("min_interval", min_interval, integer=False,
@@ -66,6 +67,7 @@ class ProgressBarHook(SessionRunHook):
         self._loss = loss
         self.clock = time.monotonic
         self.steps, self._open_line = 0, False
+        self._resumed = 0
         self._run = run_info()
 
     def _set_total(self, value):
@@ -75,7 +77,10 @@ class ProgressBarHook(SessionRunHook):
 
     def _expected(self):
         """The steps to show: ``total``, else what the loop's driver expects (or None)."""
-        return self._total if self._total is not None else self._run.steps
+        if self._total is not None:
+            return self._total
+        steps = self._run.steps
+        return None if steps is None else steps + self._resumed
 
     def begin(self):
         self._run = run_info()
@@ -83,7 +88,7 @@ class ProgressBarHook(SessionRunHook):
         loss = find_loss(self._loss, type(self).__name__, required=False)
         self._args = None if loss is None else SessionRunArgs(loss)
         self._active_mode = choose_mode(self.mode, self.writer)
-        self.steps = self._drawn_steps = self._line_len = 0
+        self.steps = self._drawn_steps = self._line_len = self._resumed = 0
         self._next_check, self._stride, self._last_draw = 1, 1, -math.inf
         self._start = self._value = self._context = self._completed = None
         self._samples = collections.deque()  # (steps, time) of the ticks in the ETA window
@@ -175,6 +180,15 @@ class ProgressBarHook(SessionRunHook):
         elif not (final and self._drawn_steps == self.steps and self._last_draw > -math.inf):
             write_text(self.writer, line + "\n")
         self._last_draw, self._drawn_steps = now, self.steps
+
+    def state_dict(self):
+        """The steps counted (see :mod:`pyhooks.hooks._hook_state`)."""
+        return {"steps": self.steps}
+
+    def load_state_dict(self, state):
+        """Counts on from the steps of ``state`` (an interrupted call resumed); without a
+        ``total`` the bar shows them plus the steps of this call."""
+        self.steps = self._drawn_steps = self._resumed = int(state["steps"])
 
     def end(self, session):
         self._draw(self.clock(), final=True)

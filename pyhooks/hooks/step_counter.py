@@ -58,7 +58,7 @@ class StepCounterHook(StepsPerRun, SessionRunHook):
         self._every_n_steps = every_n_steps
         self._due = -math.inf  # steps mode: the global step read from which the timer is asked
         self._output_dir = check_output_dir(output_dir)
-        self._summary_writer = check_has("summary_writer", summary_writer, ["flush"],
+        self._summary_writer = check_has("summary_writer", summary_writer, ["add_summary", "flush"],
                                          "a summary writer (tf.compat.v1.summary.FileWriter)")
         self._writer = summary_writer
         self._last_global_step = None

@@ -66,7 +66,7 @@ class SummarySaverHook(StepsPerRun, SessionRunHook):
             every_steps=check_positive("save_steps", save_steps, integer=True))
         check_has("scaffold", scaffold, ["summary_op"], "a tf.compat.v1.train.Scaffold")
         check_fetches(summary_op, "summary_op", allow_none=True)
-        check_has("summary_writer", summary_writer, ["flush"],
+        check_has("summary_writer", summary_writer, ["add_summary", "flush"],
                   "a tf.compat.v1.summary.FileWriter")
         self._summary_op = summary_op
         self._scaffold = scaffold

@@ -14,8 +14,42 @@ new_history <- function(py_history) {
   })
   if (!is.null(columns$steps)) columns$steps <- as.integer(columns$steps)
   df <- as.data.frame(columns, stringsAsFactors = FALSE, optional = TRUE)
+  attr(df, "run") <- if (is.null(py_history)) integer() else as.integer(unlist(py_history$runs))
+  attr(df, "stop") <- if (!is.null(py_history)) stop_of(py_history$stop)
   class(df) <- c("pyhooks_history", "data.frame")
   df
+}
+
+# A Python StopReason as an R list (reason, step, hook, method, value, message), or NULL.
+stop_of <- function(py_stop) {
+  if (is.null(py_stop)) return(NULL)
+  fields <- py_stop$as_dict()
+  if (is_py_object(fields)) fields <- reticulate::py_to_r(fields)
+  fields$step <- as.integer(fields$step)
+  structure(fields, class = "pyhooks_stop")
+}
+
+stop_reasons <- c(steps = "steps reached", end_of_input = "input exhausted",
+                  hook = "stopped by a hook", nan = "loss not finite",
+                  interrupt = "interrupted", error = "error")
+
+#' @export
+format.pyhooks_stop <- function(x, ...) {
+  text <- sprintf("%s at step %d", stop_reasons[[x$reason]], x$step)
+  if (identical(x$reason, "nan") && !is.null(x$value)) {
+    text <- paste0(text, " (loss = ", format(x$value), ")")
+  }
+  if (!is.null(x$hook)) {
+    text <- paste0(text, if (is.null(x$method)) paste0(": ", x$hook)
+                   else paste0(" in ", x$method, "() of ", x$hook))
+  }
+  text
+}
+
+#' @export
+print.pyhooks_stop <- function(x, ...) {
+  cat("<pyhooks_stop: ", format(x), ">\n", sep = "")
+  invisible(x)
 }
 
 # The history recorded so far by a HistorySaverHook (also after a failure).
@@ -30,6 +64,19 @@ history_of <- function(hook) {
 #' `mean_losses` (mean of the per-example loss of the batch), `total_losses`
 #' (its sum) and `steps` (the global step reached), plus one column per
 #' extra metric.
+#'
+#' `attr(history, "stop")` says why the call stopped: a list with `reason`
+#' (`"steps"`: its `steps` or `max_steps` reached; `"end_of_input"`; `"hook"`:
+#' a hook's `request_stop()`; `"nan"`: a loss that was not finite; and, on the
+#' conditions [train()] signals, `"interrupt"` and `"error"`), `step` (the
+#' global step reached; for `"nan"` the step of that loss), `hook` (the hook
+#' that asked or failed), `method` (the hook's method that failed), `value`
+#' (the loss, for `"nan"`) and `message`. `print()` shows it when the call did
+#' not simply reach its steps; `summary()` always.
+#'
+#' `attr(history, "run")` gives each row's run: a call that resumed an
+#' interrupted one (see [train()]) keeps the rows of that one (run 1) up to
+#' its checkpoint and adds its own (run 2).
 #'
 #' A history saver records at every `every_n_step`-th step of a call and at
 #' its last step, so `train(steps = 1)` gives one row (step 1) and
@@ -90,6 +137,10 @@ print.pyhooks_history <- function(x, ...) {
   } else {
     print(df, ...)
   }
+  stop <- attr(x, "stop")
+  if (!is.null(stop) && !identical(stop$reason, "steps")) {
+    cat("Stopped: ", format(stop), "\n", sep = "")
+  }
   invisible(x)
 }
 
@@ -113,13 +164,16 @@ summary.pyhooks_history <- function(object, ...) {
   structure(list(rows = nrow(df), steps = if (nrow(df)) range(df$steps) else integer(),
                  last = if (nrow(df)) df[nrow(df), , drop = FALSE],
                  columns = summary(df[setdiff(names(df), "steps")], ...),
-                 text = history_rows(df)),
+                 text = history_rows(df), stop = attr(object, "stop"),
+                 runs = length(unique(attr(object, "run")))),
             class = "summary.pyhooks_history")
 }
 
 #' @export
 print.summary.pyhooks_history <- function(x, ...) {
   cat(sprintf("<pyhooks_history: %s>\n", x$text))
+  if (!is.null(x$stop)) cat("Stopped: ", format(x$stop), "\n", sep = "")
+  if (isTRUE(x$runs > 1L)) cat(sprintf("Runs: %d (resumed after an interruption)\n", x$runs))
   if (!x$rows) return(invisible(x))
   values <- x$last[setdiff(names(x$last), "steps")]
   cat(sprintf("Last row (step %d): %s\n", x$last$steps,
@@ -139,10 +193,21 @@ history_rows <- function(df) {
           else sprintf("steps %d to %d", steps[[1]], steps[[2]]))
 }
 
+# Rows taken from a history keep their runs (data frames keep other attributes as they are).
+#' @export
+`[.pyhooks_history` <- function(x, ...) {
+  out <- NextMethod()
+  if (!is.data.frame(out)) return(out)
+  run <- attr(x, "run")
+  attr(out, "run") <- if (length(run) == nrow(x)) run[match(row.names(out), row.names(x))]
+  out
+}
+
 #' @rdname pyhooks_history
 #' @export
 as.data.frame.pyhooks_history <- function(x, row.names = NULL, optional = FALSE, ...) {
   class(x) <- "data.frame"
+  attr(x, "run") <- attr(x, "stop") <- NULL
   if (!is.null(row.names)) row.names(x) <- row.names
   x
 }

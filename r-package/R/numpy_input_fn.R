@@ -45,7 +45,8 @@ numpy_input_fn <- function(x, y = NULL, batch_size = 128L, num_epochs = 1L, shuf
       class = "pyhooks_error_argument", call = call
     )
   }
-  x <- as.list(x)
+  x <- lapply(as.list(x), numpy_to_r)
+  if (is.list(y) && !is.data.frame(y)) y <- lapply(y, numpy_to_r) else y <- numpy_to_r(y)
   labels <- label_columns(y, names(x), call)
   rows <- vapply(c(x, labels), NROW, integer(1))
   if (length(unique(rows)) > 1L) {
@@ -57,6 +58,13 @@ numpy_input_fn <- function(x, y = NULL, batch_size = 128L, num_epochs = 1L, shuf
            response = if (length(labels)) names(labels), batch_size = batch_size,
            shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
            num_threads = num_threads)
+}
+
+# A NumPy array (from reticulate, e.g. `np$asarray(images, dtype = np$float32)`) as the R
+# array of the same shape and values, then converted as R columns are (`?input_fn`); anything
+# else as it is.
+numpy_to_r <- function(value) {
+  if (inherits(value, "numpy.ndarray")) reticulate::py_to_r(value) else value
 }
 
 # numpy_input_fn()'s labels as named columns, named as Python's numpy_input_fn() names them.

@@ -38,6 +38,7 @@
 
 .onLoad <- function(libname, pkgname) {
   .py$libname <- libname
+  reg.finalizer(.py, run_python_exit_functions, onexit = TRUE)
   # Python is chosen now, before anything else can start reticulate (whatever the user does
   # first: reticulate::import(), a python chunk, estimator()); it starts at first use.
   use_pyhooks_python(libname)
@@ -152,12 +153,28 @@ installed_setup <- function(libname = .py$libname) {
   as.list(fields[1L, ])
 }
 
+# When R ends: Python's exit functions, which reticulate does not run (it never finalizes
+# Python). pyhooks' own remove the temporary model directories of `model_dir = NULL` and stop the
+# TensorBoards this session started; the user's own run too, as at the end of a Python process.
+run_python_exit_functions <- function(env) {
+  if (reticulate::py_available(initialize = FALSE)) {
+    try(reticulate::import("atexit")$`_run_exitfuncs`(), silent = TRUE)
+  }
+  invisible()
+}
+
 use_pyhooks_python <- function(libname) {
   if (reticulate::py_available(initialize = FALSE)) return(invisible())
   if (nzchar(Sys.getenv("RETICULATE_PYTHON"))) return(invisible())
   python <- pyhooks_python(libname)
   if (!is.null(python)) {
     try(reticulate::use_python(python, required = TRUE), silent = TRUE)
+    # reticulate 1.28 looks for a Poetry project (a pyproject.toml above the working directory
+    # with any [tool] table) before the Python chosen here: it would warn that poetry is
+    # missing, or run Poetry's environment. Unless the user names a Poetry project, none.
+    if (is.null(getOption("reticulate.poetry.project"))) {
+      options(reticulate.poetry.project = file.path(tempdir(), "pyhooks-no-poetry-project"))
+    }
   }
   invisible()
 }

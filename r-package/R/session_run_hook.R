@@ -11,7 +11,9 @@ callback_args <- list(
   before_run = "context",
   after_run = c("context", "values"),
   end = "session",
-  after_error = c("session", "error")
+  after_error = c("session", "error"),
+  state_dict = character(),
+  load_state_dict = "state"
 )
 
 #' Create a custom session run hook from R functions
@@ -49,8 +51,28 @@ callback_args <- list(
 #' An error in a callback stops training: [train()] signals an R error naming
 #' the callback, with the callback's error as its parent.
 #'
+#' **State that resumes with the model.** Give `state_dict()` (returns the
+#' hook's state: a list of numbers, strings, logicals and lists, which is
+#' saved as JSON) and `load_state_dict(state)` (gets it back, as a named list:
+#' vectors saved come back as lists, `unlist()` them) together. [train()]
+#' saves the state beside each checkpoint it writes (`hooks-<step>.json` in
+#' the model directory) and, when a call resumes from the checkpoint of an
+#' interrupted one (a killed process, an interrupt, an error), calls
+#' `load_state_dict()` after every hook's `begin()`, before the first step.
+#' After a call that ended normally the next one starts afresh (no
+#' `load_state_dict()`). A state is matched to its hook by `state_key`, else
+#' by the hook's rank among the `session_run_hook()`s that keep state
+#' (`"session_run_hook()-1"`, `"-2"`, ... in the order of `hooks`); two hooks
+#' of one key are an error. [hook_history_saver()], [hook_progress_bar()] and
+#' [hook_logging_tensor()] keep their rows and counts so.
+#'
 #' @param begin,after_create_session,before_run,after_run,end,after_error R
 #'   functions, or `NULL`.
+#' @param state_dict,load_state_dict R functions of no argument and of one
+#'   (`state`), given together, or `NULL`: the hook's state, saved with the
+#'   model and given back when training resumes (see above).
+#' @param state_key A string: the name its state is saved under, or `NULL`
+#'   (its rank among the `session_run_hook()`s with state).
 #' @returns A hook (of R class `pyhooks_session_run_hook`, a Python object
 #'   whose methods call these functions) for the `hooks` argument of [train()].
 #' @family custom hooks
@@ -69,12 +91,33 @@ callback_args <- list(
 #' history <- train(model, input, steps = 10, hooks = list(counter))
 #' steps
 session_run_hook <- function(begin = NULL, after_create_session = NULL, before_run = NULL,
-                             after_run = NULL, end = NULL, after_error = NULL) {
+                             after_run = NULL, end = NULL, after_error = NULL,
+                             state_dict = NULL, load_state_dict = NULL, state_key = NULL) {
   given <- list(
     begin = begin, after_create_session = after_create_session, before_run = before_run,
-    after_run = after_run, end = end, after_error = after_error
+    after_run = after_run, end = end, after_error = after_error, state_dict = state_dict,
+    load_state_dict = load_state_dict
   )
   given <- given[!vapply(given, is.null, logical(1))]
+  if (xor(is.null(state_dict), is.null(load_state_dict))) {
+    cli::cli_abort(
+      "{.arg state_dict} and {.arg load_state_dict} go together: give both or neither.",
+      class = "pyhooks_error_argument"
+    )
+  }
+  if (!is.null(state_key) && !(rlang::is_string(state_key) && !is.na(state_key) &&
+                               nzchar(state_key))) {
+    cli::cli_abort(
+      "{.arg state_key} must be a non-empty string or {.code NULL}, not {.obj_type_friendly {state_key}}.",
+      class = "pyhooks_error_argument"
+    )
+  }
+  if (!is.null(state_key) && is.null(state_dict)) {
+    cli::cli_abort(
+      "{.arg state_key} names the state of {.arg state_dict}, which is not given.",
+      class = "pyhooks_error_argument"
+    )
+  }
   for (name in names(given)) {
     if (!is.function(given[[name]])) {
       cli::cli_abort(
@@ -97,7 +140,7 @@ session_run_hook <- function(begin = NULL, after_create_session = NULL, before_r
   }
   py <- py_bridge()$RHook(Map(function(fn, name) r_method(hook, fn, name), callbacks,
                               names(callbacks)),
-                          forget = function() hook$last <- NULL)
+                          forget = function() hook$last <- NULL, state_key = state_key)
   hook$py <- py
   hook$arg <- py$arg # R functions calling Python, made once
   hook$values <- py$values
@@ -151,6 +194,9 @@ r_method <- function(hook, fn, name) {
       if (identical(value, hook$last)) return(TRUE)
       hook$last <- value
       unclass(value)
+    },
+    state_dict = function() {
+      withCallingHandlers(eval(user_call, frame), error = record, interrupt = record)
     },
     after_create_session = function() {
       if (!is.null(hook$context)) reset_run_context(hook$context)
@@ -226,6 +272,7 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
       class = "pyhooks_error_argument"
     )
   }
+  check_fetches(fetches)
   if (!is.null(feed_dict)) {
     feed_dict <- as_py_list(feed_dict)
     if (!is_py_object(feed_dict) &&
@@ -245,6 +292,27 @@ session_run_args <- function(..., feed_dict = NULL, options = NULL) {
   args <- list(fetches = fetches, feed_dict = feed_dict, options = options)
   class(args) <- "pyhooks_session_run_args"
   args
+}
+
+# Every leaf of `fetches` (nested lists) is something Python can take as a fetch: an R
+# error naming the fetch, not reticulate's "Unable to convert R object" at the step.
+check_fetches <- function(fetches, path = character()) {
+  for (i in seq_along(fetches)) {
+    fetch <- fetches[[i]]
+    name <- names(fetches)[i]
+    where <- c(path, if (is.null(name) || !nzchar(name)) paste0("[[", i, "]]") else name)
+    if (is.list(fetch) && !is.data.frame(fetch) && !is_py_object(fetch)) {
+      check_fetches(fetch, where)
+    } else if (!is_py_object(fetch) &&
+               !(is.atomic(fetch) && !is.null(fetch) && is.null(dim(fetch)) &&
+                 (is.character(fetch) || length(fetch) == 1L))) {
+      cli::cli_abort(
+        c("Fetch {.val {paste(where, collapse = '$')}} must be a tensor, an operation or their name, or a list of them, not {.obj_type_friendly {fetch}}."),
+        class = "pyhooks_error_argument"
+      )
+    }
+  }
+  invisible()
 }
 
 #' @export

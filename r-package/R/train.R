@@ -30,6 +30,23 @@
 #' an interrupt is signalled as an `interrupt` condition of class
 #' `pyhooks_interrupt` with the same field before R's own interrupt.
 #'
+#' Why training stopped is `attr(history, "stop")` (see [pyhooks_history]):
+#' `reason` (`"steps"`, `"end_of_input"`, `"hook"`, `"nan"`, `"interrupt"`,
+#' `"error"`), `step`, and where they apply `hook`, `method`, `value` and
+#' `message`. The conditions `train()` signals carry the same list as
+#' their `stop` field (`cnd$stop$reason`, `cnd$stop$step`).
+#'
+#' Hooks' state resumes with the model: beside each checkpoint, `train()`
+#' saves the state of the hooks that keep one (`hooks-<step>.json`: the rows
+#' of [hook_history_saver()], the counts of [hook_progress_bar()] and
+#' [hook_logging_tensor()], a [session_run_hook()]'s `state_dict()`). A
+#' `train()` that resumes from the checkpoint of an interrupted call (a
+#' killed process, an interrupt, an error) gives it back to them, so its
+#' history holds the rows of both calls in step order, no step twice (the
+#' killed call's rows after its last checkpoint are dropped, as those steps
+#' are run again), with `attr(history, "run")` telling the calls apart.
+#' After a call that ended normally, the next starts its hooks afresh.
+#'
 #' @param object An estimator, e.g. from [linear_regressor()].
 #' @param input_fn The input, from [input_fn()] or [numpy_input_fn()]; or,
 #'   as tfestimators accepted, a function of one argument that returns one
@@ -89,7 +106,12 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
     ),
     r_hooks = r_hooks,
     what = "Training",
-    partial = function() list(history = history_of(history_hook)),
+    partial = function() {
+      stop <- stop_of(object$last_stop)
+      history <- history_of(history_hook)
+      attr(history, "stop") <- stop
+      list(history = history, stop = stop)
+    },
     call = call
   )
   invisible(new_history(history_hook$history))

@@ -19,7 +19,7 @@ NULL
 # `NA` and `NaN` numbers NaN) and a fractional number: R errors naming the
 # argument.
 as_py_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (is.function(x) || is_bare_env(x) || is.data.frame(x)) {
+  if (is.function(x) || is_bare_env(x) || is.data.frame(x) || inherits(x, "connection")) {
     cli::cli_abort("{.arg {arg}} must be a whole number, not {.obj_type_friendly {x}}.",
                    class = "pyhooks_error_argument", call = call)
   }
@@ -85,6 +85,10 @@ check_not_na <- function(x, arg, call = rlang::caller_env()) {
   if (is.atomic(x) && !is.double(x) && anyNA(x)) {
     cli::cli_abort("{.arg {arg}} must not be {.code NA}.", class = "pyhooks_error_argument",
                    call = call)
+  }
+  if (inherits(x, "connection")) { # an integer to reticulate: the connection's number
+    cli::cli_abort("{.arg {arg}} must not be a connection (give the file's path or its values).",
+                   class = "pyhooks_error_argument", call = call)
   }
   if (is_bare_env(x) ||
       is.list(x) && !is.data.frame(x) && any(vapply(x, is_bare_env, logical(1)))) {

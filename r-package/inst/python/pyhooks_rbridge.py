@@ -108,8 +108,15 @@ class RHook(LambdaHook):
     condition itself.
     """
 
-    def __init__(self, functions, forget=None):
+    def __init__(self, functions, forget=None, state_key=None):
+        functions = dict(functions)
+        saving, loading = functions.pop("state_dict", None), functions.pop("load_state_dict", None)
         super().__init__(**functions, name="session_run_hook()")
+        if saving is not None:  # the hook-state protocol (pyhooks.hooks._hook_state)
+            self._fns.update(state_dict=saving, load_state_dict=loading)
+            self.state_dict = lambda: self._call("state_dict")
+            self.load_state_dict = lambda state: self._call("load_state_dict", state)
+            self.state_key = state_key
         self.args = ()
         self.interrupted = False
         self._forget = forget

@@ -2,6 +2,7 @@
 # Rscript fault-worker.R MODE MODEL_DIR OUT [ARG]; progress lines go to OUT.
 #   train N     train N steps (checkpoint every 5, history CSV every step);
 #               "interrupted" on an interrupt, "done <step>" at the end
+#               (its hook writing "run <n>" keeps its count as its state)
 #   defaults N  as train, with train()'s default hooks only (and the one writing "run <n>")
 #   hold FILE   train, and after the first step wait (at most 120 s) until FILE exists
 #   fork FILE   as hold, after forking a child (parallel::mcparallel, "child <pid>") that sleeps
@@ -33,7 +34,7 @@ announce <- session_run_hook(after_run = function(context, values) {
     hold <<- NULL
   }
   Sys.sleep(0.02)
-})
+}, state_dict = function() list(runs = runs), load_state_dict = function(state) NULL)
 hooks <- list(hook_progress_bar(writer = function(text) NULL),
               hook_checkpoint_saver(model_dir, save_steps = 5, save_graph_def = FALSE),
               hook_history_saver(every_n_step = 1, path = file.path(model_dir, "history.csv")),

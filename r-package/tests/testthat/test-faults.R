@@ -185,9 +185,20 @@ test_that("kill -9 mid-training: the next process resumes from the last checkpoi
   wait_until(function() !alive(worker$pid), 30)
   saved <- latest_step(dir)
   expect_gte(saved, 10)
+  expect_true(file.exists(file.path(dir, sprintf("hooks-%d.json", saved))))
   model <- linear_regressor(feature_columns(column_numeric("drat")), model_dir = dir)
-  history <- train(model, mtcars_input(), steps = 2, hooks = silent_hooks()) # lock not stuck
-  expect_identical(tail(history$steps, 1), as.integer(saved + 2))
+  loaded <- NULL
+  counter <- session_run_hook(state_dict = function() list(),
+                              load_state_dict = function(state) loaded <<- state)
+  history <- train(model, mtcars_input(), steps = 2, # the lock is not stuck
+                   hooks = c(silent_hooks(), list(hook_history_saver(every_n_step = 1), counter)))
+  # the hooks' state resumed: the killed process's rows up to its checkpoint, then this one's
+  expect_identical(history$steps, seq_len(saved + 2L))
+  expect_identical(attr(history, "run"), c(rep(1L, saved), 2L, 2L))
+  expect_equal(loaded, list(runs = saved)) # the worker's R hook, at its checkpoint
+  expect_identical(attr(history, "stop")$reason, "steps")
+  expect_identical(attr(history, "stop")$step, saved + 2L)
+  expect_length(list.files(dir, pattern = "^hooks-"), 0L) # it ended normally
 })
 
 test_that("SIGINT to the job's process group keeps a checkpoint of every recorded step", {
@@ -280,4 +291,25 @@ test_that("a second trainer of a model_dir is refused until the first is gone", 
   tools::pskill(worker$pid, tools::SIGKILL)
   wait_until(function() !alive(worker$pid), 30)
   expect_length(train(model, mtcars_input(), steps = 1, hooks = silent_hooks())$steps, 1L)
+})
+
+test_that("model_dir = NULL: the temporary model directory is removed when R ends", {
+  skip_if_no_pyhooks()
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    "library(pyhooks)",
+    "model <- linear_regressor(feature_columns(column_numeric('drat')))",
+    "history <- train(model, input_fn(mtcars, response = 'mpg', features = 'drat'), steps = 1)",
+    "cat('DIR', model_dir(model), '\\n', sep = '')",
+    "cat('EXISTS', dir.exists(model_dir(model)), '\\n', sep = '')"
+  ), script)
+  out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(script)),
+                 stdout = TRUE, stderr = FALSE,
+                 env = c(sprintf("R_LIBS=%s", shQuote(paste(.libPaths(), collapse = ":"))),
+                         sprintf("RETICULATE_PYTHON=%s", shQuote(reticulate::py_config()$python)),
+                         "TF_CPP_MIN_LOG_LEVEL=2"))
+  dir <- sub("^DIR", "", grep("^DIR", out, value = TRUE))
+  expect_length(dir, 1L)
+  expect_true("EXISTSTRUE" %in% out) # it was there while R ran
+  expect_false(dir.exists(dir))
 })

@@ -32,6 +32,24 @@ test_that("numpy_input_fn() takes a factor response and matrix features", {
   expect_true(metrics$accuracy >= 0 && metrics$accuracy <= 1)
 })
 
+test_that("numpy_input_fn() takes NumPy arrays made through reticulate, as the R arrays", {
+  skip_if_no_pyhooks()
+  np <- reticulate::import("numpy", convert = FALSE)
+  petals <- as.matrix(iris[, c("Petal.Length", "Petal.Width")])
+  columns <- feature_columns(column_numeric("petals", shape = 2))
+  as_r <- dnn_classifier(hidden_units = 4, n_classes = 3, feature_columns = columns,
+                         config = run_config(tf_random_seed = 1))
+  as_numpy <- dnn_classifier(hidden_units = 4, n_classes = 3, feature_columns = columns,
+                             config = run_config(tf_random_seed = 1))
+  labels <- as.integer(iris$Species) - 1L
+  a <- quiet_train(as_r, numpy_input_fn(list(petals = petals), labels, batch_size = 50,
+                                        shuffle = FALSE), steps = 3)
+  b <- quiet_train(as_numpy, numpy_input_fn(list(petals = np$asmatrix(petals, dtype = np$float32)),
+                                            np$asarray(labels, dtype = np$int32),
+                                            batch_size = 50, shuffle = FALSE), steps = 3)
+  expect_equal(b$total_losses, a$total_losses, tolerance = 1e-6)
+})
+
 test_that("numpy_input_fn() refuses what TensorFlow's refused, in R's words", {
   skip_if_no_pyhooks()
   x <- list(drat = mtcars$drat)

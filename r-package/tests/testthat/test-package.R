@@ -120,6 +120,23 @@ test_that("estimator() as the first call runs on pyhooks' Python, with nothing s
   expect_match(out, "trained to step 2", fixed = TRUE)
 })
 
+test_that("a pyproject.toml above the working directory does not choose reticulate's Python", {
+  skip_on_cran()
+  python <- setup_python()
+  project <- tempfile("project")
+  dir.create(file.path(project, "analysis"), recursive = TRUE)
+  writeLines(c("[tool.poetry]", 'name = "analysis"'), file.path(project, "pyproject.toml"))
+  file.create(file.path(project, ".here"))
+  out <- fresh_rscript(c(
+    sprintf("setwd('%s')", file.path(project, "analysis")),
+    "library(pyhooks)",
+    "print(column_numeric('x'))",
+    "cat('python:', reticulate::py_config()$python, '\\n')"
+  ))
+  expect_no_match(out, "Poetry", fixed = TRUE)
+  expect_match(out, paste("python:", python), fixed = TRUE)
+})
+
 test_that("reticulate::import() first, after library(pyhooks), gets pyhooks' Python", {
   skip_on_cran()
   python <- setup_python()

@@ -211,7 +211,7 @@ test_that("before_run's value reaches Python whether it is new, repeated or NULL
 test_that("a before_run value Python could not take is sent again, never replaced", {
   skip_if_no_pyhooks()
   good <- session_run_args(loss = "training_loss:0")
-  bad <- session_run_args(x = new.env()) # an environment has no Python value
+  bad <- session_run_args(x = 1) # no graph element: refused in the step
   use <- "good"
   got <- list()
   hook <- session_run_hook(
@@ -402,6 +402,14 @@ test_that("session_run_hook() and session_run_args() check their arguments", {
   expect_error(session_run_hook(after_run = 42), "`after_run` must be a function or `NULL`, not a number")
   expect_error(session_run_hook(begin = "go"), "`begin` must be a function")
   expect_error(session_run_args(a = "x:0", "y:0"), "must be all named or all unnamed")
+  expect_error(session_run_args(x = new.env()),
+               "Fetch \"x\" must be a tensor, an operation or their name, or a list of them, not an environment")
+  expect_error(session_run_args(x = list("a:0", list(b = mean))),
+               'Fetch "x$[[2]]$b" must be a tensor, an operation or their name, or a list of them, not a function',
+               fixed = TRUE)
+  expect_error(session_run_args(data.frame(a = 1)),
+               'Fetch "[[1]]" must be a tensor, an operation or their name, or a list of them, not a data frame',
+               fixed = TRUE)
   args <- session_run_args()
   expect_null(args$fetches)
   args <- session_run_args(loss = "training_loss:0", feed_dict = list("x:0" = 1))

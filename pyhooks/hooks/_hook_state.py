@@ -1,0 +1,229 @@
+"""Hook state that resumes with the model: the ``state_dict()`` / ``load_state_dict()`` protocol.
+
+A hook that defines both ``state_dict()`` (returns JSON-serialisable data) and
+``load_state_dict(state)`` has its state saved beside every checkpoint an
+estimator's ``train()`` writes into its model_dir, as ``hooks-<step>.json``
+next to ``model.ckpt-<step>`` (written atomically; removed when the saver
+removes that checkpoint). A later ``train()`` that resumes from that checkpoint
+after an interrupted call (killed, Ctrl-C, an error) gives each hook its state
+back with ``load_state_dict()``, after every hook's ``begin()`` and before the
+first step. A call that ends normally removes the files: the next call starts
+with fresh hook state, as hooks always did.
+
+Keys (what ties a saved state to a hook of the next process): the hook's
+``state_key`` attribute when it is a non-empty string, else
+``<name>-<n>``, the n-th hook of that name (its ``hook_name``, else its class
+name; ``session_run_hook()`` for R hooks; counted from 1, in the
+order of the loop's hooks: the caller's, then those the estimator adds)
+without a ``state_key``. Two hooks of one key are an error, never a mix of
+states. A saved state whose key no hook of the new call has is left unused.
+
+Example:
+    >>> class CountSteps(SessionRunHook):
+    ...     def begin(self):
+    ...         self.steps = 0
+    ...     def after_run(self, run_context, run_values):
+    ...         self.steps += 1
+    ...     def state_dict(self):
+    ...         return {"steps": self.steps}
+    ...     def load_state_dict(self, state):
+    ...         self.steps = state["steps"]
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+
+from pyhooks.errors import add_hook_note
+from pyhooks.hook import SessionRunHook
+from pyhooks.hooks._checkpointing import CheckpointSaverListener, atomic_write_text
+
+__all__ = ["HookState", "has_state", "state_keys"]
+
+FORMAT = 1
+_FILE = re.compile(r"hooks-(\d+)\.json$")
+
+
+def has_state(hook):
+    """Whether ``hook`` follows the protocol (defines ``state_dict`` and ``load_state_dict``)."""
+    return (callable(getattr(hook, "state_dict", None))
+            and callable(getattr(hook, "load_state_dict", None)))
+
+
+def _name(hook):
+    return getattr(hook, "hook_name", None) or type(hook).__name__
+
+
+def state_keys(hooks):
+    """``{key: hook}`` of the hooks that keep state, keyed as the module docstring says
+    (e.g. ``HistorySaverHook-1``).
+
+    Raises:
+        ValueError: two hooks of one key, or a ``state_key`` that is not a string.
+    """
+    keys, counts, where = {}, {}, {}
+    for position, hook in enumerate(hooks):
+        if not has_state(hook):
+            continue
+        given = getattr(hook, "state_key", None)
+        if given is not None and (not isinstance(given, str) or not given):
+            raise ValueError(f"`state_key` of hooks[{position}] ({_name(hook)}) must be a "
+                             f"non-empty string or None, got {given!r}.")
+        if given is None:
+            name = _name(hook)
+            counts[name] = counts.get(name, 0) + 1
+            given = f"{name}-{counts[name]}"
+        if given in keys:
+            raise ValueError(
+                f"hooks[{where[given]}] and hooks[{position}] ({_name(hook)}) keep their state "
+                f"under one key, {given!r}: give one of them another `state_key`.")
+        keys[given], where[given] = hook, position
+    return keys
+
+
+def state_path(model_dir, step):
+    return os.path.join(model_dir, f"hooks-{step}.json")
+
+
+class HookState(SessionRunHook):
+    """Saves and restores the state of ``hooks`` in ``model_dir`` (see the module docstring).
+
+    An estimator's ``train()`` puts it last among the loop's hooks (its
+    ``begin()`` loads the saved state after every other hook's ``begin()``) and
+    gives its ``listener`` to the run's saving listeners: after a save in
+    ``model_dir`` the state is written at the end of that step (in this hook's
+    ``after_run``, after every other hook's: a history saver after the checkpoint
+    saver has its row of that step), in ``after_create_session`` (a save at the
+    session's creation) or in ``end()``. The estimator writes it
+    itself after the save that follows a failure (:meth:`save`).
+
+    Args:
+        model_dir: the model's directory.
+        hooks: the loop's hooks.
+        start: the global step the call starts from.
+        write: whether this process writes the files (a chief).
+    """
+
+    def __init__(self, model_dir, hooks, start, write=True):
+        self._dir = model_dir
+        self._keys = state_keys(hooks)
+        self._start = start
+        self._write = write
+        self.loaded = None  # the file this call's hooks resumed from, or None
+        self.listener = _Listener(self)
+        self._pending = None  # the step of a checkpoint saved in this step: its state is due
+
+    def begin(self):
+        if not self._keys:
+            return
+        path = state_path(self._dir, self._start)
+        if not _checkpoint_exists(self._dir, self._start) or not os.path.exists(path):
+            return
+        with open(path, encoding="utf-8") as stream:
+            try:
+                saved = json.load(stream)
+            except ValueError as error:
+                raise ValueError(f"The hooks' state file {path!r} is damaged ({error}): remove "
+                                 "it to start the hooks afresh.") from error
+        states = saved.get("hooks", {}) if isinstance(saved, dict) else {}
+        for key, hook in self._keys.items():
+            if key in states:
+                try:
+                    hook.load_state_dict(states[key])
+                except BaseException as error:
+                    add_hook_note(error, hook, "load_state_dict")
+                    _note(error, f"pyhooks: the state saved under {key!r} in {path}")
+                    raise
+        self.loaded = path
+
+    def after_create_session(self, session, coord):
+        if self._pending is not None:  # saved at the session's creation: before any step
+            self._write_pending()
+
+    def after_run(self, run_context, run_values):
+        if self._pending is not None:
+            self._write_pending()
+
+    def end(self, session):
+        if self._pending is not None:
+            self._write_pending()
+
+    def after_error(self, session, error):
+        self._pending = None  # the estimator saves after a failure, with this state
+
+    def _write_pending(self):
+        step, self._pending = self._pending, None
+        self.save(step)
+
+    def save(self, step):
+        """Writes ``hooks-<step>.json`` and removes those of checkpoints no longer kept."""
+        if not self._keys or not self._write:
+            return
+        states = {}
+        for key, hook in self._keys.items():
+            try:
+                states[key] = hook.state_dict()
+            except BaseException as error:
+                add_hook_note(error, hook, "state_dict")
+                raise
+        try:
+            text = json.dumps({"format": FORMAT, "step": int(step), "hooks": states},
+                              allow_nan=True)
+        except (TypeError, ValueError) as error:
+            bad = next(key for key, state in states.items() if not _serialisable(state))
+            raise TypeError(f"state_dict() of the hook {bad!r} must return JSON-serialisable "
+                            f"data (dicts, lists, strings, numbers, None): {error}") from error
+        atomic_write_text(state_path(self._dir, step), text)
+        self._prune()
+
+    def finish(self):
+        """The call ended normally: the next one starts the hooks afresh."""
+        if self._write:
+            for path in glob.glob(os.path.join(glob.escape(self._dir), "hooks-*.json")):
+                _remove(path)
+
+    def _prune(self):
+        for path in glob.glob(os.path.join(glob.escape(self._dir), "hooks-*.json")):
+            found = _FILE.search(os.path.basename(path))
+            if found and not _checkpoint_exists(self._dir, int(found.group(1))):
+                _remove(path)
+
+
+class _Listener(CheckpointSaverListener):
+    """Writes the hooks' state after each save of a checkpoint into the model's directory."""
+
+    def __init__(self, state):
+        self._state = state
+
+    def after_save(self, session, global_step_value):
+        if _checkpoint_exists(self._state._dir, global_step_value):  # noqa: SLF001 - not another dir's
+            self._state._pending = global_step_value  # noqa: SLF001 - written by its after_run
+
+
+def _checkpoint_exists(model_dir, step):
+    return os.path.exists(os.path.join(model_dir, f"model.ckpt-{step}.index"))
+
+
+def _serialisable(state):
+    try:
+        json.dumps(state)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _note(error, text):
+    try:
+        error.add_note(text)
+    except (AttributeError, TypeError):
+        pass

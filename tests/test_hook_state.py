@@ -1,0 +1,239 @@
+"""Hook state resumes with the model (``state_dict``/``load_state_dict``), and stop reasons.
+
+Real estimators in real TensorFlow sessions; the kill -9 case is in test_faults.py.
+"""
+
+import json
+import os
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+import pyhooks  # noqa: E402
+from pyhooks.estimators import column_numeric, feature_columns, input_fn, linear_regressor, \
+    load_mtcars  # noqa: E402
+from pyhooks.hooks._hook_state import state_keys  # noqa: E402
+
+
+def silent():
+    return pyhooks.ProgressBarHook(writer=lambda text: None)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return input_fn(load_mtcars(), features=["drat"], response="mpg", batch_size=8,
+                    num_epochs=None)
+
+
+def model(model_dir, **kwargs):
+    return linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(model_dir),
+                            **kwargs)
+
+
+class FailAt(pyhooks.SessionRunHook):
+    """Raises in after_run once the global step reaches ``step``."""
+
+    def __init__(self, step, error=RuntimeError):
+        self.step, self.error = step, error
+
+    def begin(self):
+        self.read = tf.compat.v1.train.get_global_step()
+
+    def before_run(self, run_context):
+        return pyhooks.SessionRunArgs(self.read)
+
+    def after_run(self, run_context, run_values):
+        if int(run_values.results) + 1 >= self.step:
+            raise self.error(f"failed at {self.step}")
+
+
+class Counter(pyhooks.SessionRunHook):
+    """A user's hook with state: the steps it saw."""
+
+    def __init__(self, state_key=None):
+        if state_key is not None:
+            self.state_key = state_key
+        self.seen = 0
+
+    def begin(self):
+        self.seen = 0
+
+    def after_run(self, run_context, run_values):
+        self.seen += 1
+
+    def state_dict(self):
+        return {"seen": self.seen}
+
+    def load_state_dict(self, state):
+        self.seen = state["seen"]
+
+
+def saving(every=2):
+    return pyhooks.estimators.run_config(save_checkpoints_steps=every)
+
+
+# --------------------------------------------------------------------------- hook state
+def test_a_train_after_a_failure_resumes_the_history_and_marks_the_runs(tmp_path, data):
+    estimator = model(tmp_path, config=saving(2))
+    history = pyhooks.HistorySaverHook(every_n_step=1)
+    with pytest.raises(RuntimeError, match="failed at 5"):
+        estimator.train(data, steps=10, hooks=[history, FailAt(5), silent()])
+    assert history.history.to_dict()["steps"] == [1, 2, 3, 4, 5]
+    assert (tmp_path / "hooks-5.json").exists()  # saved with the checkpoint after the failure
+    resumed = estimator.train(data, steps=3, hooks=[pyhooks.HistorySaverHook(every_n_step=1),
+                                                    silent()])
+    assert resumed.to_dict()["steps"] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert resumed.runs == [1] * 5 + [2] * 3
+    assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally: the next starts afresh
+    fresh = estimator.train(data, steps=2, hooks=[pyhooks.HistorySaverHook(every_n_step=1),
+                                                  silent()])
+    assert fresh.to_dict()["steps"] == [9, 10] and fresh.runs == [1, 1]
+
+
+def test_a_new_process_drops_the_rows_after_the_checkpoint_it_resumes_from(tmp_path, data):
+    estimator = model(tmp_path, config=saving(3))
+    with pytest.raises(RuntimeError):  # as if killed after step 4: the state of step 3 is kept
+        estimator.train(data, steps=10, hooks=[pyhooks.HistorySaverHook(every_n_step=1),
+                                               FailAt(5), silent()])
+    saved = json.loads((tmp_path / "hooks-3.json").read_text())
+    assert saved["step"] == 3
+    assert saved["hooks"]["HistorySaverHook-1"]["rows"][-1][2] == 3  # its row of step 3 too
+    os.unlink(tmp_path / "hooks-5.json")  # the kill came before the save at the failure:
+    for path in tmp_path.glob("model.ckpt-5.*"):  # back to the checkpoint of step 3
+        os.unlink(path)
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-3"\n')
+    other = model(tmp_path, config=saving(3))  # a new process's estimator
+    history = other.train(data, steps=2, hooks=[pyhooks.HistorySaverHook(every_n_step=1),
+                                                silent()])
+    assert history.to_dict()["steps"] == [1, 2, 3, 4, 5]
+    assert history.runs == [1, 1, 1, 2, 2]
+
+
+def test_only_the_states_of_kept_checkpoints_are_kept(tmp_path, data):
+    estimator = model(tmp_path, config=pyhooks.estimators.run_config(save_checkpoints_steps=1,
+                                                                     keep_checkpoint_max=2))
+    with pytest.raises(RuntimeError):
+        estimator.train(data, steps=10, hooks=[FailAt(6), silent()])
+    kept = sorted(int(p.name.split("-")[1].split(".")[0]) for p in tmp_path.glob("*.index"))
+    states = sorted(int(p.name[6:-5]) for p in tmp_path.glob("hooks-*.json"))
+    assert states == kept == [5, 6]
+
+
+def test_users_hooks_progress_bar_and_logging_counts_resume(tmp_path, data):
+    estimator = model(tmp_path)
+    counter, bar = Counter(), pyhooks.ProgressBarHook(writer=lambda text: None)
+    logger = pyhooks.LoggingTensorHook({"step": "global_step"}, every_n_iter=100)
+    with pytest.raises(RuntimeError):
+        estimator.train(data, steps=10, hooks=[counter, bar, logger, FailAt(4)])
+    assert counter.seen == bar.steps == logger._iter_count == 4
+    counter2, bar2 = Counter(), pyhooks.ProgressBarHook(writer=lambda text: None)
+    logger2 = pyhooks.LoggingTensorHook({"step": "global_step"}, every_n_iter=100)
+    estimator.train(data, steps=2, hooks=[counter2, bar2, logger2])
+    assert (counter2.seen, bar2.steps, logger2._iter_count) == (6, 6, 6)
+    assert bar2._expected() == 6  # the steps of both calls: 4 + 2
+
+
+def test_keys_are_the_class_and_its_rank_or_a_state_key_and_clashes_are_refused():
+    a, b, named = Counter(), Counter(), Counter(state_key="mine")
+    assert state_keys([a, pyhooks.SessionRunHook(), b, named]) == {
+        "Counter-1": a, "Counter-2": b, "mine": named}
+    with pytest.raises(ValueError, match=r"hooks\[0\] and hooks\[1\] .* 'mine'"):
+        state_keys([Counter(state_key="mine"), Counter(state_key="mine")])
+    with pytest.raises(ValueError, match=r"`state_key` of hooks\[0\] \(Counter\) must be"):
+        state_keys([Counter(state_key=3)])
+
+
+def test_a_state_that_is_not_json_is_an_error_naming_the_hook(tmp_path, data):
+    class Bad(Counter):
+        def state_dict(self):
+            return {"x": object()}
+
+    estimator = model(tmp_path)
+    with pytest.raises(TypeError, match=r"^state_dict\(\) of the hook 'Bad-1' must return JSON"):
+        estimator.train(data, steps=5, hooks=[Bad(), silent()])  # at the save at its start
+
+
+def test_a_load_state_dict_that_raises_names_the_hook(tmp_path, data):
+    class Refuses(Counter):
+        def load_state_dict(self, state):
+            raise ValueError("no thanks")
+
+    estimator = model(tmp_path)
+    with pytest.raises(RuntimeError):
+        estimator.train(data, steps=5, hooks=[Refuses(), FailAt(2), silent()])
+    with pytest.raises(ValueError, match="no thanks") as raised:
+        estimator.train(data, steps=5, hooks=[Refuses(), silent()])
+    assert "pyhooks: raised in Refuses.load_state_dict()" in raised.value.__notes__
+
+
+# --------------------------------------------------------------------------- stop reasons
+def test_steps_reached_and_input_exhausted(tmp_path, data):
+    estimator = model(tmp_path)
+    stop = estimator.train(data, steps=3, hooks=[silent()]).stop
+    assert (stop.reason, stop.step, stop.hook) == ("steps", 3, None)
+    once = input_fn(load_mtcars(), features=["drat"], response="mpg", batch_size=8)
+    stop = estimator.train(once, steps=100, hooks=[silent()]).stop
+    assert (stop.reason, stop.step) == ("end_of_input", 7)
+    assert str(stop) == "input exhausted at step 7"
+    assert estimator.train(data, max_steps=2, hooks=[silent()]).stop.reason == "steps"
+
+
+def test_a_hooks_request_names_the_hook_and_the_step(tmp_path, data):
+    class StopAt3(pyhooks.SessionRunHook):
+        def __init__(self):
+            self.runs = 0
+
+        def after_run(self, run_context, run_values):
+            self.runs += 1
+            if self.runs == 3:
+                run_context.request_stop()
+
+    stop = model(tmp_path).train(data, steps=10, hooks=[StopAt3(), silent()]).stop
+    assert (stop.reason, stop.step, stop.hook) == ("hook", 3, "StopAt3")
+    assert str(stop) == "stopped by a hook at step 3: StopAt3"
+
+
+def test_a_stop_at_nan_gives_the_step_and_the_value(tmp_path, data):
+    diverging = model(tmp_path, optimizer=lambda: tf.compat.v1.train.GradientDescentOptimizer(
+        1e4))
+    with pytest.warns(pyhooks.NanLossWarning):
+        stop = diverging.train(data, steps=100, hooks=[
+            silent(), pyhooks.NanTensorHook("training_loss:0", fail_on_nan_loss=False)]).stop
+    assert stop.reason == "nan" and stop.hook == "NanTensorHook" and 1 < stop.step < 100
+    assert stop.value != stop.value or abs(stop.value) == float("inf")
+    with pytest.raises(pyhooks.NanLossDuringTrainingError) as raised:
+        diverging.train(data, steps=100, hooks=[silent()])
+    stop = raised.value.pyhooks_stop
+    assert (stop.reason, stop.step, stop.hook, stop.method) == (
+        "nan", raised.value.step, "NanTensorHook", "after_run")
+    assert diverging.last_stop is stop
+
+
+def test_an_error_and_an_interrupt_name_the_hook_and_the_method(tmp_path, data):
+    estimator = model(tmp_path)
+    with pytest.raises(RuntimeError) as raised:
+        estimator.train(data, steps=10, hooks=[FailAt(2), silent()])
+    stop = raised.value.pyhooks_stop
+    assert (stop.reason, stop.step, stop.hook, stop.method) == ("error", 2, "FailAt",
+                                                                "after_run")
+    assert stop.message == "RuntimeError: failed at 2"
+    with pytest.raises(KeyboardInterrupt) as raised:
+        estimator.train(data, steps=10, hooks=[FailAt(4, KeyboardInterrupt), silent()])
+    stop = raised.value.pyhooks_stop
+    assert (stop.reason, stop.step, stop.hook) == ("interrupt", 4, "FailAt")
+    assert stop.as_dict()["method"] == "after_run"
+
+
+def test_the_runner_records_which_hook_requested_the_stop():
+    class Asks(pyhooks.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            run_context.request_stop()
+
+    first, second = Asks(), Asks()
+    with tf.Graph().as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        ten = tf.constant(10)
+        with pyhooks.MonitoredSession(hooks=[pyhooks.SessionRunHook(), first, second]) as session:
+            assert session.stopped_by is None
+            session.run(ten)
+            assert session.stopped_by is first

@@ -31,6 +31,7 @@ from pyhooks.estimators.kept_session import run_loop
 from pyhooks.estimators.models import make_optimizer, minimize
 from pyhooks.estimators.modes import (LABEL, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION, WEIGHT,
                                       feature_name)
+from pyhooks.estimators.file_pipeline import FilePipeline, FilePlan
 from pyhooks.estimators.pipeline import InputPipeline
 from pyhooks.hooks import _model_dir
 
@@ -118,7 +119,11 @@ class GraphState(ModelTensors):
 
             graph.add_to_collection(training_util.GLOBAL_STEP_READ_KEY, self.global_step_read)
             with tf.name_scope("input"):
-                self.pipeline = InputPipeline(tf, spec.signature)
+                if isinstance(spec.signature, tuple) and spec.signature and \
+                        isinstance(spec.signature[-1], FilePlan):  # (mode, plan) of files
+                    self.pipeline = FilePipeline(tf, spec.signature[-1])
+                else:
+                    self.pipeline = InputPipeline(tf, spec.signature)
             self._build_model(tf, spec, mode, self.pipeline.batch)
             self.summary_op = None
             if mode == TRAIN:  # for TensorBoard: the loss and the model's own summaries
@@ -248,7 +253,11 @@ class GraphState(ModelTensors):
 
     def run_loop(self, hooks, fetches, collect=None):
         """Runs ``fetches`` under ``pyhooks.MonitoredSession`` until a hook stops or input ends."""
-        run_loop(self, hooks, fetches, collect)
+        if isinstance(self.pipeline, FilePipeline):  # a refused value names its file and row
+            with self.pipeline.errors():
+                run_loop(self, hooks, fetches, collect)
+        else:
+            run_loop(self, hooks, fetches, collect)
 
     def close(self):
         self.session.close()

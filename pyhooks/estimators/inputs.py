@@ -306,7 +306,8 @@ class InputFn:
 
 
 def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_epochs=1,
-             queue_capacity=None, num_threads=1, seed=None):
+             queue_capacity=None, num_threads=1, seed=None, column_types=None, na=("", "NA"),
+             example_spec=None, guess_rows=1000):
     """Describes how an estimator reads ``data``: which columns, in which batches.
 
     Args:
@@ -316,6 +317,13 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
             levels, which a model records and matches by label later. Dates, times,
             durations and complex numbers are refused (convert them first), as are
             missing and infinite values and two columns of one name.
+            Or files, streamed at every call and never held in memory: a path, a
+            glob (``"data/part-*.csv"``) or a list of them. CSV files (a header
+            row of column names, the same in every file) unless ``example_spec``
+            is given; then TFRecord files of ``tf.Example`` records. See
+            :mod:`pyhooks.estimators.files` for the column types' rule; a bad
+            value stops the call with an error naming the column, the file and
+            the row.
         features: the name(s) of the feature columns.
         response: the name of the label column (a list of names for a
             multi-dimensional regression), or None (prediction only).
@@ -331,6 +339,20 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
             from the next ``queue_capacity`` rows not yet used.
         num_threads: accepted for compatibility with R's ``input_fn()``.
         seed: the shuffling seed (None: different each time).
+        column_types: CSV files: ``{column: "numeric" | "integer" | "string"}`` for
+            columns whose type is not to be taken from the first ``guess_rows`` rows
+            (whole numbers: integer; numbers: numeric; else string).
+        na: CSV files: the fields that mean a missing value, refused in every
+            column (default ``""`` and ``"NA"``).
+        example_spec: TFRecord files: the parsing spec of the records, e.g.
+            :func:`~pyhooks.estimators.regressor_parse_example_spec` (one value, or
+            a fixed shape, per example; a ``VarLenFeature`` must hold exactly one
+            value in every record).
+        guess_rows: files: the rows of the first file read by ``input_fn()`` to
+            check the input (and to infer a CSV file's column types).
+
+    With files, ``queue_capacity`` None means a shuffle buffer of 10,000 rows,
+    and the files are read in a new random order every epoch when shuffling.
 
     Returns:
         an :class:`InputFn`, to pass to ``train()``, ``evaluate()`` or ``predict()``.
@@ -342,26 +364,26 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
     Example:
         >>> data = load_mtcars()
         >>> input = input_fn(data, features=["drat", "cyl"], response="mpg", batch_size=8)
+        >>> big = input_fn("data/*.csv", features=["drat", "cyl"], response="mpg")
     """
-    kind, names, getter = _column_names(data)
     feature_names = _names("features", features, allow_none=False)
     response_names = _names("response", response, allow_none=True)
+    options = _options(feature_names, response_names, batch_size, shuffle, num_epochs,
+                       queue_capacity, num_threads, seed)
+    from pyhooks.estimators import files
+
+    if files.is_files(data):
+        return files.file_input(data, feature_names, response_names, options, column_types,
+                                na, example_spec, guess_rows)
+    for argument, value in (("column_types", column_types), ("example_spec", example_spec)):
+        if value is not None:
+            raise ValueError(f"`{argument}` is for files; `data` is {type(data).__name__}.")
+    kind, names, getter = _column_names(data)
     for argument, wanted in (("features", feature_names), ("response", response_names)):
         unknown = [name for name in wanted if name not in names]
         if unknown:
             raise ValueError(f"`{argument}`: no column {', '.join(map(repr, unknown))} in `data`; "
                              f"the {kind} has: {', '.join(names) if names else 'no columns'}.")
-    batch_size = check_positive("batch_size", batch_size, integer=True, allow_none=False)
-    num_epochs = check_positive("num_epochs", num_epochs, integer=True)
-    queue_capacity = check_positive("queue_capacity", queue_capacity, integer=True)
-    num_threads = check_positive("num_threads", num_threads, integer=True, allow_none=False)
-    if isinstance(shuffle, np.bool_):
-        shuffle = bool(shuffle)
-    if not (shuffle is True or shuffle is False or shuffle == "auto"):
-        raise ValueError(f"`shuffle` must be True, False or 'auto', got {shuffle!r}.")
-    if seed is not None:
-        seed = check_positive("seed", seed, integer=True, allow_zero=True)
-
     raw = {name: getter(name) for name in dict.fromkeys(feature_names + response_names)}
     first_row = 1 if any(isinstance(v, RColumn) for v in raw.values()) else 0
     columns, factors = {}, {}
@@ -374,5 +396,21 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
         raise ValueError(f"`data` columns must have the same length, got {lengths}.")
     if not next(iter(lengths.values())):
         raise ValueError("`data` has no rows: input_fn() needs at least one example.")
-    return InputFn(columns, feature_names, response_names, batch_size, shuffle, num_epochs,
-                   queue_capacity, num_threads, seed, factors, first_row)
+    return InputFn(columns, *options, factors, first_row)
+
+
+def _options(feature_names, response_names, batch_size, shuffle, num_epochs, queue_capacity,
+             num_threads, seed):
+    """input_fn()'s options checked, in ``InputFn``'s order."""
+    batch_size = check_positive("batch_size", batch_size, integer=True, allow_none=False)
+    num_epochs = check_positive("num_epochs", num_epochs, integer=True)
+    queue_capacity = check_positive("queue_capacity", queue_capacity, integer=True)
+    num_threads = check_positive("num_threads", num_threads, integer=True, allow_none=False)
+    if isinstance(shuffle, np.bool_):
+        shuffle = bool(shuffle)
+    if not (shuffle is True or shuffle is False or shuffle == "auto"):
+        raise ValueError(f"`shuffle` must be True, False or 'auto', got {shuffle!r}.")
+    if seed is not None:
+        seed = check_positive("seed", seed, integer=True, allow_zero=True)
+    return (feature_names, response_names, batch_size, shuffle, num_epochs, queue_capacity,
+            num_threads, seed)

@@ -35,9 +35,10 @@ import re
 
 import numpy as np
 
+from pyhooks.estimators import inputs
 from pyhooks.estimators.inputs import InputFn
 
-__all__ = ["FileInput", "file_input", "locate_csv_problem"]
+__all__ = ["FileInput", "file_input", "input_fn", "locate_csv_problem"]
 
 KINDS = {"numeric": "numeric", "double": "numeric", "float": "numeric", "integer": "integer",
          "int": "integer", "string": "string", "character": "string", "str": "string"}
@@ -283,7 +284,9 @@ def file_input(data, feature_names, response_names, options, column_types=None, 
     if example_spec is not None:
         from pyhooks.estimators.tfrecord import tfrecord_input
 
-        return tfrecord_input(files, wanted, options, example_spec, guess_rows)
+        sample, types = tfrecord_input(files, wanted, example_spec, guess_rows)
+        return FileInput(sample, options, files, "tfrecord", None, types, (),
+                         dict(example_spec))
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"`delimiter` must be one character, got {delimiter!r}.")
     header = read_header(files[0], delimiter)
@@ -301,3 +304,78 @@ def file_input(data, feature_names, response_names, options, column_types=None, 
     kinds = _column_types(column_types, header)
     sample, types = csv_sample(files[0], header, wanted, kinds, na, guess_rows, delimiter)
     return FileInput(sample, options, files, "csv", header, types, na, None, delimiter)
+
+
+def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_epochs=1,
+             queue_capacity=None, num_threads=1, seed=None, column_types=None, na=("", "NA"),
+             example_spec=None, guess_rows=1000):
+    """Describes how an estimator reads ``data``: which columns, in which batches.
+
+    Args:
+        data: column-oriented data: a dict of equal-length lists or 1-D arrays, a
+            numpy structured array, or a pandas DataFrame (pandas is optional).
+            Numbers keep their dtype; a pandas categorical keeps its categories as
+            levels, which a model records and matches by label later. Dates, times,
+            durations and complex numbers are refused (convert them first), as are
+            missing and infinite values and two columns of one name.
+            Or files, streamed at every call and never held in memory: a path, a
+            glob (``"data/part-*.csv"``) or a list of them. CSV files (a header
+            row of column names, the same in every file) unless ``example_spec``
+            is given; then TFRecord files of ``tf.Example`` records. See
+            :mod:`pyhooks.estimators.files` for the column types' rule; a bad
+            value stops the call with an error naming the column, the file and
+            the row.
+        features: the name(s) of the feature columns.
+        response: the name of the label column (a list of names for a
+            multi-dimensional regression), or None (prediction only).
+        batch_size: rows per step (the last batch of a pass may be smaller).
+        shuffle: True, False, or 'auto' (shuffle when training, not when
+            evaluating or predicting).
+        num_epochs: passes over the data before the input is exhausted; None
+            repeats forever (then give ``steps`` to ``train()``).
+        queue_capacity: size of the shuffle buffer (rows). None (default): every
+            epoch is a new random permutation of all rows, as with a buffer holding
+            the whole data (only the row numbers are permuted; the columns are
+            held once). A smaller buffer shuffles only locally: each row is drawn
+            from the next ``queue_capacity`` rows not yet used.
+        num_threads: accepted for compatibility with R's ``input_fn()``.
+        seed: the shuffling seed (None: different each time).
+        column_types: CSV files: ``{column: "numeric" | "integer" | "string"}`` for
+            columns whose type is not to be taken from the first ``guess_rows`` rows
+            (whole numbers: integer; numbers: numeric; else string).
+        na: CSV files: the fields that mean a missing value, refused in every
+            column (default ``""`` and ``"NA"``).
+        example_spec: TFRecord files: the parsing spec of the records, e.g.
+            :func:`~pyhooks.estimators.regressor_parse_example_spec` (one value, or
+            a fixed shape, per example; a ``VarLenFeature`` must hold exactly one
+            value in every record).
+        guess_rows: files: the rows of the first file read by ``input_fn()`` to
+            check the input (and to infer a CSV file's column types).
+
+    With files, ``queue_capacity`` None means a shuffle buffer of 10,000 rows,
+    and the files are read in a new random order every epoch when shuffling.
+
+    Returns:
+        an :class:`InputFn`, to pass to ``train()``, ``evaluate()`` or ``predict()``.
+
+    Raises:
+        ValueError / TypeError naming the argument or column: unknown column,
+        wrong type, missing values (NaN/None), no rows, bad batch_size...
+
+    Example:
+        >>> data = load_mtcars()
+        >>> input = input_fn(data, features=["drat", "cyl"], response="mpg", batch_size=8)
+        >>> big = input_fn("data/*.csv", features=["drat", "cyl"], response="mpg")
+    """
+    if not is_files(data):
+        for argument, value in (("column_types", column_types), ("example_spec", example_spec)):
+            if value is not None:
+                raise ValueError(f"`{argument}` is for files; `data` is {type(data).__name__}.")
+        return inputs.input_fn(data, features, response, batch_size, shuffle, num_epochs,
+                               queue_capacity, num_threads, seed)
+    feature_names = inputs._names("features", features, allow_none=False)
+    response_names = inputs._names("response", response, allow_none=True)
+    options = inputs._options(feature_names, response_names, batch_size, shuffle, num_epochs,
+                              queue_capacity, num_threads, seed)
+    return file_input(data, feature_names, response_names, options, column_types, na,
+                      example_spec, guess_rows)

@@ -104,10 +104,8 @@ def _sample(tf, path, reads, guess_rows):
     return sample
 
 
-def tfrecord_input(files, wanted, options, example_spec, guess_rows):
-    """The :class:`~pyhooks.estimators.files.FileInput` of TFRecord ``files``."""
-    from pyhooks.estimators.files import FileInput
-
+def tfrecord_input(files, wanted, example_spec, guess_rows):
+    """``(sample, {column: kind})`` of TFRecord ``files`` (the first file's first records)."""
     if not isinstance(example_spec, dict):
         raise TypeError(f"`example_spec` must be a parsing spec (a dict of feature -> "
                         f"FixedLenFeature/VarLenFeature, e.g. regressor_parse_example_spec()), "
@@ -127,5 +125,4 @@ def tfrecord_input(files, wanted, options, example_spec, guess_rows):
             raise TypeError(f"`example_spec` of {name!r} has type {feature[1]}; pyhooks reads "
                             "float32, int64 or string features.")
         types[name] = _KINDS[feature[1]]
-    sample = _sample(tf, files[0], reads, guess_rows)
-    return FileInput(sample, options, files, "tfrecord", None, types, (), dict(example_spec))
+    return _sample(tf, files[0], reads, guess_rows), types

@@ -112,7 +112,6 @@ def test_bad_data(data, error, words):
 @pytest.mark.parametrize("data, words", [
     (np.zeros((3, 2)), ["plain numpy array", "(3, 2)"]),
     ([1, 2, 3], ["list"]),
-    ("mtcars", ["str"]),
 ])
 def test_data_must_be_column_oriented(data, words):
     with pytest.raises(TypeError) as raised:
@@ -120,6 +119,11 @@ def test_data_must_be_column_oriented(data, words):
     assert "`data`" in str(raised.value)
     for word in words:
         assert word in str(raised.value)
+
+
+def test_a_string_is_a_file_path():
+    with pytest.raises(ValueError, match="`data`: no file 'mtcars'"):
+        input_fn("mtcars", features="x")
 
 
 def test_queue_capacity_defaults_to_the_whole_data():

@@ -35,7 +35,7 @@ from pyhooks.estimators.feature_columns import (
     column_numeric,
     feature_columns,
 )
-from pyhooks.estimators.inputs import input_fn
+from pyhooks.estimators.files import input_fn
 from pyhooks.estimators.numpy_input import numpy_input_fn
 from pyhooks.estimators.parsing import (
     classifier_parse_example_spec,

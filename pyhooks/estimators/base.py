@@ -24,6 +24,8 @@ from pyhooks.estimators.config import RunConfig, check_session_config
 from pyhooks.estimators.distributed import ReplicatedTraining
 from pyhooks.estimators.export import export_savedmodel
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
+from pyhooks.estimators.file_pipeline import FilePlan, file_plan, label_plan
+from pyhooks.estimators.files import FileInput
 from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
@@ -195,8 +197,11 @@ class Estimator:
         return mode
 
     def _state(self, mode, feeds):
-        signature = signature_of(feeds)
-        key = self._graph_key(mode, signature)
+        if isinstance(feeds, FilePlan):  # files: a graph per layout of the files
+            signature = key = (mode, feeds)
+        else:
+            signature = signature_of(feeds)
+            key = self._graph_key(mode, signature)
         state = self._states.get(key)
         if state is None:
             with quiet(), native_stderr_filtered():
@@ -243,8 +248,22 @@ class Estimator:
         if found is None or found[0] is not schema:
             if schema is not None and not new:
                 schema.check(input_fn, labelled)
-            found = cache[labelled] = (schema, self._make_feeds(input_fn, labelled, schema))
+            feeds = self._make_feeds(input_fn, labelled, schema)
+            if isinstance(input_fn, FileInput):  # the sample's feeds: what the stream makes
+                feeds = file_plan(input_fn, feeds, self._file_labels(input_fn, feeds, schema)
+                                  if LABEL in feeds else None, self._weight_column)
+            found = cache[labelled] = (schema, feeds)
         return found[1], (schema if new else None)
+
+    def _file_labels(self, input_fn, feeds, schema):
+        """How a file input's labels are made (see ``file_pipeline.label_plan``)."""
+        n_classes = getattr(self._head, "n_classes", None)
+        if n_classes is None:  # a regressor: the response columns side by side
+            return label_plan(input_fn, feeds[LABEL], stack=True)
+        if input_fn.columns[input_fn.response[0]].dtype.kind == "U":
+            return label_plan(input_fn, feeds[LABEL], labels=self._head.label_vocabulary
+                              or _levels(schema, input_fn))
+        return label_plan(input_fn, feeds[LABEL], n_classes=n_classes)
 
     def _make_feeds(self, input_fn, labelled, schema):
         """The feeds of ``input_fn`` for the feature columns (see ``_feeds``)."""
@@ -424,7 +443,7 @@ class Estimator:
             return history
         total = steps if steps is not None else (
             max_steps - start if max_steps is not None else input_fn.steps_per_run())
-        if input_fn.num_epochs is not None:
+        if input_fn.num_epochs is not None and input_fn.steps_per_run() is not None:
             total = min(total, input_fn.steps_per_run())
         if self._replicated is not None:
             self._replicated.check_steps(input_fn, steps, max_steps, start)
@@ -586,7 +605,8 @@ class Estimator:
         fetch = [state.predictions[k] for k in graph_keys]  # the same list objects every call
         batches = []
         state.start_input(feeds, input_fn, training=False, epochs=1)
-        with RunInfo(steps=-(-input_fn.n // input_fn.batch_size), mode=PREDICT):
+        steps = None if input_fn.n is None else -(-input_fn.n // input_fn.batch_size)
+        with RunInfo(steps=steps, mode=PREDICT):
             state.run_loop(hooks + state.spec_hooks, fetch, collect=batches.append)
         merged = {k: np.concatenate([b[i] for b in batches]) if batches
                   else np.zeros((0,), dtype=np.float32) for i, k in enumerate(graph_keys)}

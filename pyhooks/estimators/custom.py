@@ -54,6 +54,7 @@ from pyhooks.estimators._quiet import import_tensorflow
 from pyhooks.estimators.base import Estimator, as_coded
 from pyhooks.estimators.config import RunConfig, run_config
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, FeatureColumn
+from pyhooks.estimators.file_pipeline import label_plan
 from pyhooks.estimators.graph import FeatureBuilder
 from pyhooks.estimators.models import check_columns
 from pyhooks.estimators.modes import (LABEL, MODE_KEY, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION,
@@ -318,6 +319,14 @@ class CustomEstimator(Estimator):
                 feeds[LABEL] = aligned(np.stack([self._feed(input_fn, n, schema)
                                                  for n in input_fn.response], axis=1))
         return feeds
+
+    def _file_labels(self, input_fn, feeds, schema):
+        """A file input's labels: a text response as its recorded levels' positions, else as
+        the sample's (see ``file_pipeline.label_plan``)."""
+        levels = None if schema is None else schema.response_levels
+        if levels is not None and input_fn.columns[input_fn.response[0]].dtype.kind == "U":
+            return label_plan(input_fn, feeds[LABEL], labels=levels)
+        return label_plan(input_fn, feeds[LABEL])
 
     def _feed(self, input_fn, name, schema):
         """One column as fed: numbers as recorded (or as they are), text as codes."""

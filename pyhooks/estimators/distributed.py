@@ -186,6 +186,11 @@ class ReplicatedTraining:
         if not self.multi_worker or input_fn.num_epochs is None:
             return
         batches = input_fn.steps_per_run()
+        if batches is None:  # files: their rows are not counted in advance
+            raise ValueError(
+                f"Under {type(self.strategy).__name__} with {self.worker.num_workers} workers, "
+                "every worker must train the same number of steps: an input of files must "
+                "repeat (num_epochs = None), with `steps` or `max_steps`.")
         wanted = steps if steps is not None else (None if max_steps is None else
                                                   max_steps - start)
         if wanted is None or wanted > batches:

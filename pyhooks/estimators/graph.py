@@ -31,6 +31,7 @@ from pyhooks.estimators.kept_session import run_loop
 from pyhooks.estimators.models import make_optimizer, minimize
 from pyhooks.estimators.modes import (LABEL, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION, WEIGHT,
                                       feature_name)
+from pyhooks.estimators.file_pipeline import FilePipeline, FilePlan
 from pyhooks.estimators.pipeline import InputPipeline
 from pyhooks.hooks import _model_dir
 
@@ -121,7 +122,11 @@ class GraphState(ModelTensors):
 
             graph.add_to_collection(training_util.GLOBAL_STEP_READ_KEY, self.global_step_read)
             with tf.name_scope("input"):
-                self.pipeline = InputPipeline(tf, spec.signature)
+                if isinstance(spec.signature, tuple) and spec.signature and \
+                        isinstance(spec.signature[-1], FilePlan):  # (mode, plan) of files
+                    self.pipeline = FilePipeline(tf, spec.signature[-1])
+                else:
+                    self.pipeline = InputPipeline(tf, spec.signature)
             self.last_step = None  # a steps loop's bound (see set_last_step)
             if mode == TRAIN and spec.steps_per_execution > 1:
                 build_steps_loop(self, tf, spec, self.pipeline)
@@ -262,6 +267,9 @@ class GraphState(ModelTensors):
     def run_loop(self, hooks, fetches, collect=None):
         """Runs ``fetches`` under ``pyhooks.MonitoredSession`` until a hook stops or input ends;
         returns ``(input exhausted, the hook that requested the stop or None)``."""
+        if isinstance(self.pipeline, FilePipeline):  # a refused value names its file and row
+            with self.pipeline.errors():
+                return run_loop(self, hooks, fetches, collect)
         return run_loop(self, hooks, fetches, collect)
 
     def close(self):

@@ -308,61 +308,18 @@ class InputFn:
 
 def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_epochs=1,
              queue_capacity=None, num_threads=1, seed=None):
-    """Describes how an estimator reads ``data``: which columns, in which batches.
-
-    Args:
-        data: column-oriented data: a dict of equal-length lists or 1-D arrays, a
-            numpy structured array, or a pandas DataFrame (pandas is optional).
-            Numbers keep their dtype; a pandas categorical keeps its categories as
-            levels, which a model records and matches by label later. Dates, times,
-            durations and complex numbers are refused (convert them first), as are
-            missing and infinite values and two columns of one name.
-        features: the name(s) of the feature columns.
-        response: the name of the label column (a list of names for a
-            multi-dimensional regression), or None (prediction only).
-        batch_size: rows per step (the last batch of a pass may be smaller).
-        shuffle: True, False, or 'auto' (shuffle when training, not when
-            evaluating or predicting).
-        num_epochs: passes over the data before the input is exhausted; None
-            repeats forever (then give ``steps`` to ``train()``).
-        queue_capacity: size of the shuffle buffer (rows). None (default): every
-            epoch is a new random permutation of all rows, as with a buffer holding
-            the whole data (only the row numbers are permuted; the columns are
-            held once). A smaller buffer shuffles only locally: each row is drawn
-            from the next ``queue_capacity`` rows not yet used.
-        num_threads: accepted for compatibility with R's ``input_fn()``.
-        seed: the shuffling seed (None: different each time).
-
-    Returns:
-        an :class:`InputFn`, to pass to ``train()``, ``evaluate()`` or ``predict()``.
-
-    Raises:
-        ValueError / TypeError naming the argument or column: unknown column,
-        wrong type, missing values (NaN/None), no rows, bad batch_size...
-
-    Example:
-        >>> data = load_mtcars()
-        >>> input = input_fn(data, features=["drat", "cyl"], response="mpg", batch_size=8)
-    """
-    kind, names, getter = _column_names(data)
+    """``input_fn()`` of data in memory (see :func:`pyhooks.estimators.input_fn`, which also
+    takes files): an :class:`InputFn` of ``data``'s columns ``features`` and ``response``."""
     feature_names = _names("features", features, allow_none=False)
     response_names = _names("response", response, allow_none=True)
+    options = _options(feature_names, response_names, batch_size, shuffle, num_epochs,
+                       queue_capacity, num_threads, seed)
+    kind, names, getter = _column_names(data)
     for argument, wanted in (("features", feature_names), ("response", response_names)):
         unknown = [name for name in wanted if name not in names]
         if unknown:
             raise ValueError(f"`{argument}`: no column {', '.join(map(repr, unknown))} in `data`; "
                              f"the {kind} has: {', '.join(names) if names else 'no columns'}.")
-    batch_size = check_positive("batch_size", batch_size, integer=True, allow_none=False)
-    num_epochs = check_positive("num_epochs", num_epochs, integer=True)
-    queue_capacity = check_positive("queue_capacity", queue_capacity, integer=True)
-    num_threads = check_positive("num_threads", num_threads, integer=True, allow_none=False)
-    if isinstance(shuffle, np.bool_):
-        shuffle = bool(shuffle)
-    if not (shuffle is True or shuffle is False or one_of(shuffle, ("auto",))):
-        raise ValueError(f"`shuffle` must be True, False or 'auto', got {shuffle!r}.")
-    if seed is not None:
-        seed = check_positive("seed", seed, integer=True, allow_zero=True)
-
     raw = {name: getter(name) for name in dict.fromkeys(feature_names + response_names)}
     first_row = 1 if any(isinstance(v, RColumn) for v in raw.values()) else 0
     columns, factors = {}, {}
@@ -375,5 +332,21 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
         raise ValueError(f"`data` columns must have the same length, got {lengths}.")
     if not next(iter(lengths.values())):
         raise ValueError("`data` has no rows: input_fn() needs at least one example.")
-    return InputFn(columns, feature_names, response_names, batch_size, shuffle, num_epochs,
-                   queue_capacity, num_threads, seed, factors, first_row)
+    return InputFn(columns, *options, factors, first_row)
+
+
+def _options(feature_names, response_names, batch_size, shuffle, num_epochs, queue_capacity,
+             num_threads, seed):
+    """input_fn()'s options checked, in ``InputFn``'s order."""
+    batch_size = check_positive("batch_size", batch_size, integer=True, allow_none=False)
+    num_epochs = check_positive("num_epochs", num_epochs, integer=True)
+    queue_capacity = check_positive("queue_capacity", queue_capacity, integer=True)
+    num_threads = check_positive("num_threads", num_threads, integer=True, allow_none=False)
+    if isinstance(shuffle, np.bool_):
+        shuffle = bool(shuffle)
+    if not (shuffle is True or shuffle is False or one_of(shuffle, ("auto",))):
+        raise ValueError(f"`shuffle` must be True, False or 'auto', got {shuffle!r}.")
+    if seed is not None:
+        seed = check_positive("seed", seed, integer=True, allow_zero=True)
+    return (feature_names, response_names, batch_size, shuffle, num_epochs, queue_capacity,
+            num_threads, seed)

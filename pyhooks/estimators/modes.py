@@ -5,6 +5,7 @@ The layers, bottom to top (each imports only the ones below it)::
     modes, inputs            what the data is (input_fn(): columns checked once)
     schema                   the data contract recorded in model_dir and checked at each call
     pipeline                 numpy columns -> placeholders -> tf.data batches
+    files, file_pipeline     input_fn() of CSV / TFRecord files, streamed through tf.data
     kept_session             the estimator's long-lived session as MonitoredSession sees it
     graph                    one mode's graph: input pipeline, model, saver, session
     base                     the Estimator: train / evaluate / predict with hooks

@@ -14,7 +14,9 @@
 #'   column and the row): remove or impute them first, e.g. with `na.omit()`.
 #'   `Date`, `POSIXct`, `difftime`, complex and raw columns are refused, with
 #'   the conversion to choose (e.g. `as.numeric(date)`): pyhooks never turns
-#'   them into numbers silently. Column names must be unique.
+#'   them into numbers silently. Column names must be unique. Or the paths
+#'   (or globs) of CSV or TFRecord files, streamed and never held in memory
+#'   (see "Files bigger than memory").
 #' @param features The feature columns: names (`c("drat", "cyl")`), bare
 #'   names (`c(drat, cyl)`), tidyselect helpers (`starts_with("d")`,
 #'   `-mpg`), or a formula `mpg ~ drat + cyl` (`mpg ~ .`: every other
@@ -134,6 +136,78 @@ input_fn.data.frame <- function(data, features, response = NULL, batch_size = 12
                    response = resolved$response, batch_size = batch_size, shuffle = shuffle,
                    num_epochs = num_epochs, queue_capacity = queue_capacity,
                    num_threads = num_threads, seed = seed, ...)
+}
+
+#' @rdname input_fn
+#' @param column_types For CSV files: a named character vector (or list) of
+#'   column types, `"double"`, `"integer"` or `"character"` (`"numeric"`,
+#'   `"string"` too), for columns whose type is not to be taken from the first
+#'   `guess_rows` rows. The rule otherwise: a column whose values in those rows
+#'   are all whole numbers is integer, all numbers double, else character. A
+#'   later value of another type stops the call with an error naming the
+#'   column, the file and the row.
+#' @param na For CSV files: the fields that mean a missing value (by default
+#'   `""` and `"NA"`, what [write.csv()] writes for `NA`), refused in every
+#'   column, as `NaN`, `Inf` and `-Inf` are in numeric ones.
+#' @param example_spec For TFRecord files of `tf.Example` records: their parsing
+#'   spec, e.g. [regressor_parse_example_spec()] or
+#'   [classifier_parse_example_spec()]. Without it, the files are CSV.
+#' @param guess_rows For files: the rows of the first file read by `input_fn()`
+#'   to check the input (and to infer a CSV file's column types).
+#' @section Files bigger than memory:
+#' `data` may be file paths or globs (`"data/part-*.csv"`): CSV files with a
+#' header row (the same columns in every file, one row per line), or TFRecord
+#' files with `example_spec`. They are read again at every [train()],
+#' [evaluate()] and [predict()] call and never held in memory: the rows stream
+#' through TensorFlow (`shuffle`: a buffer of `queue_capacity` rows, 10,000
+#' by default; the files in a new order every epoch), and every value is
+#' checked on the way. `input_fn()` reads each file's header and the first
+#' `guess_rows` rows of the first file, which are checked at once (and
+#' against the model's recorded columns at each call). Rows are counted from 1
+#' after the header (row 1 is line 2).
+#' @export
+input_fn.character <- function(data, features, response = NULL, batch_size = 128L,
+                               shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
+                               num_threads = 1L, seed = NULL, ..., column_types = NULL,
+                               na = c("", "NA"), example_spec = NULL, guess_rows = 1000L) {
+  rlang::check_dots_empty()
+  rlang::check_required(features)
+  call <- rlang::current_env()
+  for (arg in c("features", "response")) {
+    value <- tryCatch(get(arg), error = function(cnd) cnd)
+    if (inherits(value, "error") ||
+        (!is.null(value) && (!is.character(value) || anyNA(value) || !length(value)))) {
+      shown <- if (inherits(value, "error")) "bare names (they need a data frame)" else
+        cli::format_inline("{.obj_type_friendly {value}}")
+      cli::cli_abort(
+        "{.arg {arg}} must name columns of the files as a character vector, not {shown}.",
+        class = "pyhooks_error_argument", call = call
+      )
+    }
+  }
+  if (!is.null(column_types) && (is.null(names(column_types)) || !all(nzchar(names(column_types))))) {
+    cli::cli_abort(
+      "{.arg column_types} must be a named character vector, such as {.code c(cyl = \"integer\")}.",
+      class = "pyhooks_error_argument", call = call
+    )
+  }
+  input <- py_construct("input_fn", list(
+    data = as.list(data),
+    features = as_py_list(features),
+    response = if (is.null(response)) NULL else as_py_list(response),
+    batch_size = as_py_int(batch_size),
+    shuffle = shuffle,
+    num_epochs = as_py_int(num_epochs),
+    queue_capacity = as_py_int(queue_capacity),
+    num_threads = as_py_int(num_threads),
+    seed = as_py_int(seed),
+    column_types = if (is.null(column_types)) NULL else as.list(column_types),
+    na = as.list(na),
+    example_spec = example_spec,
+    guess_rows = as_py_int(guess_rows)
+  ), call = call)
+  reticulate::py_set_attr(input, "first_row", 1L) # R's words in the data contract's errors
+  input
 }
 
 #' @rdname input_fn

@@ -123,7 +123,9 @@ ARGS = {
     "save_summary_steps": "count", "log_step_count_steps": "count", "keep_checkpoint_max": "count",
     "save_checkpoints_steps": "count", "save_checkpoints_secs": "secs", "train_distribute": "obj",
     "chief_only_hooks": "hooks", "label_key": "name", "label_dtype": "choice",
-    "label_default": "number",
+    "label_default": "number", "steps_per_execution": "count", "state_dict": "fn",
+    "load_state_dict": "fn", "state_key": "name", "column_types": "obj", "na": "names",
+    "example_spec": "obj", "guess_rows": "count",
 }
 # Values that are valid for one argument although bad for its kind.
 VALID = {

@@ -6,19 +6,19 @@ input's columns for its model once (then caches them), checks every input
 against the data contract recorded in its model_dir
 (:mod:`pyhooks.estimators.schema`), and runs the loop of each call under
 :class:`pyhooks.MonitoredSession` with the caller's hooks and
-:func:`default_hooks`. What the hooks need from the call (the steps it means to
+:func:`pyhooks.estimators.own_hooks.default_hooks`. What the hooks need from the call (the steps it means to
 run, its saving listeners) they read from :func:`pyhooks.run_info`; the
 estimator never changes a hook it did not create.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import weakref
 
 import numpy as np
 
+from pyhooks.errors import NanLossDuringTrainingError
 from pyhooks.estimators._quiet import import_tensorflow, native_stderr_filtered, quiet
 from pyhooks.estimators.config import RunConfig, check_session_config
 from pyhooks.estimators.distributed import ReplicatedTraining
@@ -29,92 +29,22 @@ from pyhooks.estimators.files import FileInput
 from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
+from pyhooks.estimators.own_hooks import StopAfterNRuns, default_hooks
 from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, signature_of
 from pyhooks.estimators.schema import Schema
 from pyhooks.estimators.stopping import StopReason, stop_reason
-from pyhooks.estimators.tensorboard import EventWriterHook, write_metrics
-from pyhooks.errors import NanLossDuringTrainingError
-from pyhooks.hook import RunInfo, SessionRunHook, check_hooks
+from pyhooks.estimators.tensorboard import write_metrics
+from pyhooks.hook import RunInfo, check_hooks
 from pyhooks.hooks import _model_dir
 from pyhooks.hooks._hook_state import HookState
 from pyhooks.hooks.checkpoint_saver import CheckpointSaverHook
 from pyhooks.hooks.history_saver import History, HistorySaverHook
-from pyhooks.hooks.nan_tensor import NanTensorHook
-from pyhooks.hooks.progress_bar import ProgressBarHook
 from pyhooks.hooks.stop_at_step import StopAtStepHook
 from pyhooks.timer import check_positive
 
-__all__ = ["Estimator", "default_hooks"]
+__all__ = ["Estimator"]
 
 KIND_DTYPES = {FLOAT: "float32", INT: "int64", STR: "string", STR_OR_INT: "string"}
-
-
-class _StopAfterNRuns(SessionRunHook):
-    """Requests a stop after ``n`` runs (evaluation ``steps``)."""
-
-    def __init__(self, n):
-        self._n = n
-        self._done = 0
-
-    def after_create_session(self, session, coord):
-        if self._n <= 0:
-            coord.request_stop()
-
-    def after_run(self, run_context, run_values):
-        self._done += 1
-        if self._done >= self._n:
-            run_context.request_stop()
-
-
-def default_hooks(hooks, state, config, model_dir, steps=None, max_steps=None):
-    """The hooks ``train()`` adds to the caller's ``hooks``, and the history saver of the call.
-
-    Added: a ``StopAtStepHook`` for ``steps`` / ``max_steps``; unless ``hooks``
-    has one of its kind, a ``NanTensorHook`` on the training loss, a
-    ``HistorySaverHook``, a ``ProgressBarHook`` and a ``CheckpointSaverHook``
-    as ``config`` says (every 600 s by default); the TensorBoard event writer
-    when ``config`` writes summaries or step rates.
-
-    Returns:
-        ``(extra hooks, the HistorySaverHook whose history train() returns)``.
-    """
-    def has(kind):
-        return next((h for h in hooks if isinstance(h, kind)), None)
-
-    extra = []
-    if steps is not None:
-        extra.append(StopAtStepHook(num_steps=steps))
-    elif max_steps is not None:
-        extra.append(StopAtStepHook(last_step=max_steps))
-    if has(NanTensorHook) is None:
-        extra.append(NanTensorHook(state.training_loss))
-    history = has(HistorySaverHook)
-    if history is None:
-        history = HistorySaverHook()
-        extra.append(history)
-    if has(ProgressBarHook) is None:
-        extra.append(ProgressBarHook())
-    if has(CheckpointSaverHook) is None:
-        extra.append(_own_saver(state, config, model_dir))
-    if config.save_summary_steps or config.log_step_count_steps:
-        extra.append(EventWriterHook(model_dir, state.summary_op, state.global_step_read,
-                                     config.save_summary_steps, config.log_step_count_steps))
-    return extra, history
-
-
-def _own_saver(state, config, model_dir):
-    """The estimator's own ``CheckpointSaverHook`` of ``state``'s graph, kept for every call
-    (it writes the graph's events once, not at every call)."""
-    frequency = config.checkpoint_frequency()
-    events = bool(config.save_summary_steps or config.log_step_count_steps)
-    kept = getattr(state, "own_saver", None)
-    if kept is None or kept[0] != (frequency, events):
-        saver = CheckpointSaverHook(model_dir, saver=state.saver, save_graph_def=False,
-                                    **frequency)
-        saver.save_log_level = logging.DEBUG  # routine saves: not on the console
-        saver.write_events = events  # its graph and checkpoint events where events are written
-        kept = state.own_saver = ((frequency, events), saver)
-    return kept[1]
 
 
 def _steps(name, value):
@@ -326,7 +256,7 @@ class Estimator:
             steps: train this many more steps (or until the input is exhausted).
             hooks: a list of :class:`pyhooks.SessionRunHook`. A ``NanTensorHook``, a
                 ``HistorySaverHook`` and a ``ProgressBarHook`` are added unless
-                ``hooks`` has one of that kind (see :func:`default_hooks`); a
+                ``hooks`` has one of that kind (see :func:`pyhooks.estimators.own_hooks.default_hooks`); a
                 ``ProgressBarHook`` without a ``total`` shows the steps of the call.
             max_steps: train until the global step reaches this (exclusive with ``steps``).
             saving_listeners: ``CheckpointSaverListener`` objects, called around the
@@ -564,7 +494,7 @@ class Estimator:
         state.restore(checkpoint_path)
         state.session.run(state.metric_reset)
         state.start_input(feeds, input_fn, training=False)
-        extra = [] if steps is None else [_StopAfterNRuns(steps)]
+        extra = [] if steps is None else [StopAfterNRuns(steps)]
         with RunInfo(steps=steps or input_fn.steps_per_run(), mode=EVAL):
             state.run_loop(hooks + extra + state.spec_hooks, state.fetches)
         values = state.session.run(state.metric_values)

@@ -214,3 +214,13 @@ def test_several_steps_per_call_read_files(tmp_path):
     history = model.train(est.input_fn(str(path), features=["x"], response="y", batch_size=10,
                                        num_epochs=None), steps=10, hooks=[])
     assert history.to_dict()["steps"][-1] == 10
+
+
+@pytest.mark.parametrize("option, value", [("na", "?"), ("guess_rows", 5),
+                                           ("column_types", {"x": "numeric"})])
+def test_file_options_are_refused_for_data_in_memory(option, value):
+    """An option that only files use is an error with data in memory, never ignored."""
+    from pyhooks import estimators as est
+
+    with pytest.raises(ValueError, match=f"`{option}` is for files; `data` is dict"):
+        est.input_fn({"x": [1.0, 2.0], "y": [1.0, 2.0]}, ["x"], "y", **{option: value})

@@ -37,6 +37,7 @@ import numpy as np
 
 from pyhooks.estimators import inputs
 from pyhooks.estimators.inputs import InputFn
+from pyhooks.timer import check_positive
 
 __all__ = ["FileInput", "file_input", "input_fn", "locate_csv_problem"]
 
@@ -152,8 +153,8 @@ def _column_types(column_types, names):
 def _na(na):
     if na is None:
         return ()
-    values = [na] if isinstance(na, str) else list(na)
-    if not all(isinstance(v, str) for v in values):
+    values = [na] if isinstance(na, str) else list(na) if isinstance(na, (list, tuple)) else None
+    if values is None or not all(isinstance(v, str) for v in values):
         raise TypeError(f"`na` must be strings (the fields that mean a missing value), got "
                         f"{na!r}.")
     return tuple(dict.fromkeys(values))
@@ -275,8 +276,6 @@ def file_input(data, feature_names, response_names, options, column_types=None, 
     ``options``: ``(features, response, batch_size, shuffle, num_epochs,
     queue_capacity, num_threads, seed)`` as ``input_fn()`` checked them.
     """
-    from pyhooks.timer import check_positive
-
     files = expand(data)
     guess_rows = check_positive("guess_rows", guess_rows, integer=True, allow_none=False)
     na = _na(na)
@@ -367,9 +366,13 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
         >>> input = input_fn(data, features=["drat", "cyl"], response="mpg", batch_size=8)
         >>> big = input_fn("data/*.csv", features=["drat", "cyl"], response="mpg")
     """
+    na = _na(na)
+    guess_rows = check_positive("guess_rows", guess_rows, integer=True, allow_none=False)
     if not is_files(data):
-        for argument, value in (("column_types", column_types), ("example_spec", example_spec)):
-            if value is not None:
+        for argument, given in (("column_types", column_types is not None),
+                                ("example_spec", example_spec is not None),
+                                ("na", na != ("", "NA")), ("guess_rows", guess_rows != 1000)):
+            if given:
                 raise ValueError(f"`{argument}` is for files; `data` is {type(data).__name__}.")
         return inputs.input_fn(data, features, response, batch_size, shuffle, num_epochs,
                                queue_capacity, num_threads, seed)

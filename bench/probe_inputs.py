@@ -246,7 +246,7 @@ FUNCTIONS = [
      "train(linear_regressor(made), INP_ALL, steps = 2)", "{}", "list(NUM)"),
     ("input_fn", "input_fn", "train(EST, made, steps=2)", "train(EST, made, steps = 2)",
      f"dict(data={PY_DATA}, features=['x'], response='y', batch_size=4)",
-     "list(DATA, features = 'x', response = 'y', batch_size = 4)"),
+     "list(data = DATA, features = 'x', response = 'y', batch_size = 4)"),
     ("train", "train", None, None, "dict(object=EST, input_fn=INP, steps=2)",
      "list(EST, input_fn = INP, steps = 2)"),
     ("evaluate", "evaluate", None, None, "dict(object=EST, input_fn=INP, steps=1)",

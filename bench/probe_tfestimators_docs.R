@@ -287,23 +287,6 @@ run_child <- function(chunk_file, result_file, pass, timeout, group) {
 # The driver: finds the snippets, runs each article twice, classifies, prints the table.
 # ---------------------------------------------------------------------------------------
 
-source_reader <- function(path) {
-  path <- normalizePath(path, mustWork = TRUE)
-  bare <- file.exists(file.path(path, "HEAD")) && dir.exists(file.path(path, "objects")) &&
-    !dir.exists(file.path(path, ".git"))
-  if (bare) {
-    list(
-      files = function() system2("git", c("--git-dir", shQuote(path), "ls-tree", "-r",
-                                          "--name-only", "HEAD"), stdout = TRUE),
-      read = function(file) system2("git", c("--git-dir", shQuote(path), "show",
-                                             shQuote(paste0("HEAD:", file))), stdout = TRUE))
-  } else {
-    list(
-      files = function() list.files(path, recursive = TRUE),
-      read = function(file) readLines(file.path(path, file), warn = FALSE))
-  }
-}
-
 # Splits an R Markdown file into its R snippets (see the header for the rules).
 rmd_chunks <- function(lines) {
   chunks <- list()
@@ -507,6 +490,7 @@ PROBE_FILE <- local({
   file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
   if (length(file)) file[[1]] else "bench/probe_tfestimators_docs.R"
 })
+source(file.path(dirname(PROBE_FILE), "tfestimators_source.R")) # source_reader()
 
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) && args[[1]] == "--child") {

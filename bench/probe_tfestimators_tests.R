@@ -90,23 +90,6 @@ run_child <- function(test_file, result_file) {
 # The driver.
 # ---------------------------------------------------------------------------------------
 
-source_reader <- function(path) {
-  path <- normalizePath(path, mustWork = TRUE)
-  bare <- file.exists(file.path(path, "HEAD")) && dir.exists(file.path(path, "objects")) &&
-    !dir.exists(file.path(path, ".git"))
-  if (bare) {
-    list(
-      files = function() system2("git", c("--git-dir", shQuote(path), "ls-tree", "-r",
-                                          "--name-only", "HEAD"), stdout = TRUE),
-      read = function(file) system2("git", c("--git-dir", shQuote(path), "show",
-                                             shQuote(paste0("HEAD:", file))), stdout = TRUE))
-  } else {
-    list(
-      files = function() list.files(path, recursive = TRUE),
-      read = function(file) readLines(file.path(path, file), warn = FALSE))
-  }
-}
-
 rewrite <- function(lines) {
   code <- paste(lines, collapse = "\n")
   for (h in HARNESS) code <- gsub(h$pattern, h$replacement, code)
@@ -245,6 +228,7 @@ PROBE_FILE <- local({
   file <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
   if (length(file)) file[[1]] else "bench/probe_tfestimators_tests.R"
 })
+source(file.path(dirname(PROBE_FILE), "tfestimators_source.R")) # source_reader()
 
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) && args[[1]] == "--child") {

@@ -18,9 +18,17 @@ if ! R CMD build "$root/r-package" >build.log 2>&1; then
 fi
 status=0
 R CMD check --no-manual pyhooks_*.tar.gz >check.log 2>&1 || status=$?
-grep -E "^\* checking .*\.\.\. (WARNING|ERROR|NOTE)" -A8 check.log || true
+grep -E "^\* checking .*\.\.\. (WARNING|ERROR|NOTE)|^ (WARNING|ERROR|NOTE)$" -B2 -A8 check.log || true
 tail -n 3 check.log
 if [ "$status" -ne 0 ] || grep -qE "^Status: .*(ERROR|WARNING)" check.log; then
   echo "R CMD check failed: see above (full log: pyhooks.Rcheck/00check.log)"
+  # A failing test's output is in tests/*.Rout.fail, which 00check.log only points to; it is
+  # printed last, where a shortened log still shows it.
+  for f in pyhooks.Rcheck/tests/*.Rout.fail; do
+    [ -f "$f" ] || continue
+    echo "-- $f: the failures, then its last lines"
+    grep -E -A6 "^── (Failure|Error)" "$f" | head -n 40 || true
+    tail -n 8 "$f"
+  done
   exit 1
 fi

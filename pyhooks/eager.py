@@ -315,9 +315,17 @@ class EagerSessionCreator:
     @contextlib.contextmanager
     def pyhooks_hook_scope(self):
         """The context in which :class:`pyhooks.MonitoredSession` runs the hooks' ``begin()``:
-        their lookups answered by this backend, this process's worker for their files."""
+        their lookups answered by this backend, this process's worker for their files.
+        With several workers, a hook's error there is told to the others (naming this
+        worker and the phase), then raised."""
         with backend_scope(self.graph), worker_scope(self.worker):
-            yield
+            try:
+                yield
+            except BaseException as error:
+                if self.worker is not None and self.worker.num_workers > 1:
+                    distribute.report_failure(self.worker, "in a hook's begin() before its "
+                                              "first step", error)
+                raise
 
     def create_session(self):
         return EagerSession(self)

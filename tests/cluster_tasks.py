@@ -121,7 +121,8 @@ def mwms_eager(config, task_type, task_id):
     Each worker's input comes from its own pipeline (``distribute_datasets_from_function``);
     ``config["nan_at"] = [worker, step]`` puts a NaN in that worker's batch of that
     step (NanTensorHook(fail_on_nan_loss=False) on every worker asks to stop);
-    ``config["fail_at"] = [worker, step]`` makes a hook raise ValueError there.
+    ``config["fail_at"] = [worker, step]`` makes a hook raise ValueError there;
+    ``config["begin_fails_on"] = worker``: a hook's ``begin()`` raises ValueError there.
     """
     import numpy as np
 
@@ -164,6 +165,11 @@ def mwms_eager(config, task_type, task_id):
              pyhooks.LambdaHook(before_run=lambda context: pyhooks.SessionRunArgs(
                  context.session.graph.global_step_read()), after_run=after_run)]
     chief_only = [pyhooks.LambdaHook(after_run=lambda context, values: chief_steps.append(1))]
+    if config.get("begin_fails_on") == task_id:
+        def begin():
+            raise ValueError(f"no begin on worker {task_id}")
+
+        hooks.append(pyhooks.LambdaHook(begin=begin))
     creator = pyhooks.EagerSessionCreator(
         train_step, strategy=strategy, chief_only_hooks=chief_only,
         agree_every_n_steps=config.get("agree_every_n_steps", 1))

@@ -67,6 +67,17 @@ def test_an_error_on_one_worker_fails_the_other_naming_the_worker_and_the_error(
     assert chief["steps"] <= 6
 
 
+def test_an_error_in_a_hooks_begin_on_one_worker_fails_the_other_naming_the_worker(tmp_path):
+    results = run_workers(tmp_path, timeout=90, begin_fails_on=1, last_step=200)
+    chief, other = reports(results)
+    assert results[0][0] == results[1][0] == 3
+    assert other["error"] == "ValueError" and other["steps"] == 0
+    assert ("pyhooks: worker 1 failed in a hook's begin() before its first step: ValueError: "
+            "no begin on worker 1 (raised in LambdaHook.begin())") in chief["message"]
+    assert chief["steps"] == 0
+    assert "could not tell the other workers" not in other["message"]
+
+
 def test_a_killed_worker_fails_the_other_with_an_error_naming_it(tmp_path):
     with Cluster(tmp_path, "mwms_eager", cluster_spec(worker=2), hang_at=[1, 5],
                  last_step=100000).start_all() as cluster:

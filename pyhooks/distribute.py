@@ -68,7 +68,8 @@ from pyhooks.hooks._workers import Worker, worker_path, worker_scope
 
 __all__ = ["REDUCTIONS", "PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker",
            "check_plain_output", "check_reductions", "find_worker", "reduce_output",
-           "report_failure", "worker_hooks", "worker_path", "worker_scope"]
+           "report_failure", "report_failure_of_task", "worker_hooks", "worker_path",
+           "worker_scope"]
 
 _log = logging.getLogger("pyhooks")
 
@@ -311,6 +312,33 @@ def report_failure(worker, where, error):
     except Exception as secondary:  # noqa: BLE001 - the original error wins
         if type(secondary).__name__ != "FailedPreconditionError":  # another task reported first
             error.add_note(f"pyhooks: could not tell the other workers: {secondary!r}")
+
+
+def report_failure_of_task(where, message):
+    """Tells the other workers of the cluster in ``TF_CONFIG`` that this task fails ``where``
+    with ``message`` (an error outside Python: R's ``input_fn()`` checks); their next
+    collective fails with TensorFlow's error carrying it. Returns whether they were told:
+    not without a cluster of several workers, nor before this process made its strategy (then
+    the others fail at its own start). R's ``input_fn()`` and ``train()`` call it.
+    """
+    import sys
+
+    if "tensorflow" not in sys.modules:
+        return False
+    task_type, task_id, cluster = _task_of(None)
+    trainers = [job for job in ("chief", "worker") if job in cluster]
+    if task_type not in trainers or sum(len(cluster[job]) for job in trainers) < 2:
+        return False
+    from tensorflow.python.eager import context
+
+    name = Worker(task_type, task_id, False, 0, 0).name
+    try:
+        context.context().report_error_to_cluster(2, f"pyhooks: {name} failed {where}: {message}")
+    except Exception as secondary:  # noqa: BLE001 - the caller's error wins; the log says why
+        _log.warning("pyhooks: could not tell the other workers that %s failed: %r",
+                     name, secondary)
+        return False
+    return True
 
 
 def _peer_failure(error):

@@ -44,7 +44,9 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
   ...``), and an error in ``train()`` before its steps (the input's checks
   against the model's contract, the ``model_fn``) fails them so too (``worker 1
-  failed in train() before its first step (...): ...``); a worker that dies
+  failed in train() before its first step (...): ...``), as does R's
+  ``input_fn()`` refusing its data on a worker once the strategy is made
+  (``worker 1 failed building the input (input_fn()): ...``); a worker that dies
   fails the others at that agreement with TensorFlow's ``UnavailableError``
   naming it (the session is not re-created:
   a new one cannot bring the peer back). A worker that dies while the others

@@ -47,11 +47,20 @@
 #' input <- input_fn(mtcars, response = "mpg", features = c("drat", "cyl"),
 #'                   batch_size = 8L)
 input_fn <- function(data, ...) {
+  # on a worker of a cluster (TF_CONFIG), a refused input is told to the other workers
+  withCallingHandlers(
+    input_fn_dispatch(data, ...),
+    error = function(cnd) tell_cluster("building the input (input_fn())", cnd)
+  )
+}
+
+input_fn_dispatch <- function(data, ...) {
   if (missing(data)) { # tfestimators' `object =`
     dots <- rlang::enquos(...)
     if ("object" %in% names(dots)) {
       object <- rlang::eval_tidy(dots$object)
-      return(rlang::eval_tidy(rlang::call2(input_fn, object, !!!dots[names(dots) != "object"])))
+      return(rlang::eval_tidy(rlang::call2(input_fn_dispatch, object,
+                                           !!!dots[names(dots) != "object"])))
     }
   }
   UseMethod("input_fn")
@@ -61,7 +70,7 @@ input_fn <- function(data, ...) {
 #' @export
 input_fn.formula <- function(data, features, ...) {
   # tfestimators' input_fn(mpg ~ drat + cyl, mtcars)
-  input_fn(features, data, ...)
+  input_fn_dispatch(features, data, ...)
 }
 
 #' @rdname input_fn

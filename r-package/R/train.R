@@ -90,13 +90,15 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
   rlang::check_dots_empty()
   rlang::check_required(input_fn)
   call <- rlang::current_env()
-  input_fn <- resolve_input_fn(input_fn, object, call)
-  steps <- as_py_int(steps)
-  max_steps <- as_py_int(max_steps)
-  completed <- with_training_defaults(as_hook_list(hooks, call = call))
+  withCallingHandlers({ # R's checks; on a worker of a cluster told to the others
+    input_fn <- resolve_input_fn(input_fn, object, call)
+    steps <- as_py_int(steps)
+    max_steps <- as_py_int(max_steps)
+    completed <- with_training_defaults(as_hook_list(hooks, call = call))
+    chief_only_hooks <- as_hook_list(chief_only_hooks, "chief_only_hooks", call = call)
+  }, error = function(cnd) tell_cluster("in train() before its first step (its arguments)", cnd))
   hooks <- completed$hooks
   history_hook <- completed$history_hook
-  chief_only_hooks <- as_hook_list(chief_only_hooks, "chief_only_hooks", call = call)
   r_hooks <- r_hooks_of(c(hooks, chief_only_hooks))
 
   result <- run_with_hooks(

@@ -148,7 +148,7 @@ abort_from_python <- function(cnd, call, ...) {
     rlang::cnd_signal(cnd)
   }
   message <- if (nzchar(info$value)) info$value else info$type
-  message <- r_spelling(python_index_to_r(message))
+  message <- r_spelling(python_index_to_r(without_python_frames(message)))
   notes <- grep("^pyhooks: raised in", info$notes, value = TRUE, invert = TRUE)
   notes <- vapply(sub("^pyhooks: ", "", notes), python_index_to_r, "", USE.NAMES = FALSE)
   notes <- vapply(notes, r_spelling, "", USE.NAMES = FALSE)
@@ -219,4 +219,50 @@ restore_arrays <- function(x) {
 # An R value from a Python object (NumPy arrays included).
 py_value <- function(x) {
   restore_arrays(py_bridge()$to_r(x))
+}
+
+# On a worker of a cluster named by TF_CONFIG whose strategy is made (TensorFlow's
+# coordination service runs), tells the other workers that this one fails `where`
+# with `cnd` (an error of R's own checks, before or outside Python's train()):
+# their next collective fails with TensorFlow's error naming this worker. Never
+# in place of `cnd`: a failure to tell is a warning in Python's log.
+tell_cluster <- function(where, cnd) {
+  if (!nzchar(Sys.getenv("TF_CONFIG")) || !reticulate::py_available()) return(invisible(FALSE))
+  message <- if (inherits(cnd, "rlang_error")) rlang::cnd_header(cnd) else conditionMessage(cnd)
+  message <- paste(cli::ansi_strip(message), collapse = " ")
+  message <- gsub("\\s*\n\\s*", " ", message)
+  told <- tryCatch(py_pyhooks()$distribute$report_failure_of_task(where, message),
+                   error = function(e) FALSE)
+  invisible(isTRUE(told))
+}
+
+# A TensorFlow error's message without what names Python's code: the frames where a
+# failing op was defined ("Detected at node ... defined at (most recent call last):"
+# or "Original stack trace for ...:" and their indented lines), its "Graph execution
+# error:" heading, its op lines ("Node: ...", "[[{{node ...}}]] [Op:...]") and a line
+# repeated at once. The whole message stays in `python_message` and
+# reticulate::py_last_error().
+without_python_frames <- function(message) {
+  lines <- strsplit(message, "\n", fixed = TRUE)[[1L]]
+  keep <- rep(TRUE, length(lines))
+  in_frames <- FALSE
+  frames_header <- paste0("^(Detected at node .* defined at \\(most recent call last\\)|",
+                          "Original stack trace for .*):\\s*$")
+  for (i in seq_along(lines)) {
+    if (grepl(frames_header, lines[[i]])) {
+      in_frames <- TRUE
+      keep[[i]] <- FALSE
+    } else if (in_frames && !grepl("^\\S", lines[[i]])) { # its frames, blank lines between
+      keep[[i]] <- FALSE
+    } else {
+      in_frames <- FALSE
+    }
+  }
+  lines <- lines[keep & !grepl("^(Graph execution error:|Node: .*)$", lines) &
+                   !grepl("^\\s*\\[\\[\\{\\{node .*\\}\\}\\]\\]", lines)]
+  lines <- sub("\\s*\\[\\[\\{\\{node [^]]*\\}\\}\\]\\]( \\[Op:[^]]*\\])?\\s*$", "", lines)
+  lines <- lines[nzchar(trimws(lines))]
+  lines <- lines[c(TRUE, lines[-1L] != lines[-length(lines)])] # a line said twice in a row
+  if (!length(lines)) return(message)
+  paste(lines, collapse = "\n")
 }

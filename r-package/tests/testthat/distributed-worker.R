@@ -1,10 +1,13 @@
 # A worker of test-distributed.R (and the vignette's example): one of two processes
 # training one linear regressor under MultiWorkerMirroredStrategy; TF_CONFIG says which.
-# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP]: worker 1 asks to stop after
-# STOP_STEP (default: never); what the test checks goes to OUT.
+# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAULT]]: worker 1 asks to stop after
+# STOP_STEP (default: never, "NA"); FAULT on worker 1: "bad_input" (its input_fn() refuses
+# its data), "hang" (it sleeps after step 3, writing MODEL_DIR/hanging, to be killed); what
+# the test checks goes to OUT.
 args <- commandArgs(trailingOnly = TRUE)
 model_dir <- args[[1]]
-stop_step <- if (length(args) > 2) as.integer(args[[3]]) else NA
+stop_step <- if (length(args) > 2) suppressWarnings(as.integer(args[[3]])) else NA
+fault <- if (length(args) > 3) args[[4]] else "none"
 suppressPackageStartupMessages(library(pyhooks))
 tensorflow <- reticulate::import("tensorflow")
 strategy <- tensorflow$distribute$MultiWorkerMirroredStrategy() # reads TF_CONFIG
@@ -12,15 +15,20 @@ task <- strategy$cluster_resolver$task_id
 x <- seq(-1, 1, length.out = 32) + task / 2 # each worker its own rows
 model <- linear_regressor(feature_columns(column_numeric("x")),
                           config = run_config(model_dir = model_dir, train_distribute = strategy))
-input <- input_fn(data.frame(x = x, y = 2 * x + 1), features = "x", response = "y",
-                  batch_size = 4L, shuffle = FALSE)
 asker <- session_run_hook(after_run = function(context, values) {
   step <- context$session$run(tf$train$get_global_step())
   if (task == 1 && !is.na(stop_step) && step >= stop_step) context$request_stop()
+  if (task == 1 && fault == "hang" && step >= 3) {
+    file.create(file.path(model_dir, "hanging"))
+    Sys.sleep(600)
+  }
 })
 chief_runs <- 0
 counter <- session_run_hook(after_run = function(context, values) chief_runs <<- chief_runs + 1)
 report <- tryCatch({
+  features <- if (task == 1 && fault == "bad_input") "z" else "x" # no column z
+  input <- input_fn(data.frame(x = x, y = 2 * x + 1), features = features, response = "y",
+                    batch_size = 4L, shuffle = FALSE)
   history <- train(model, input, steps = 8, hooks = list(
     hook_progress_bar(writer = function(text) NULL), asker,
     hook_history_saver(every_n_step = 2, path = file.path(model_dir, "history.csv"))),

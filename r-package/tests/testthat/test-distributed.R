@@ -14,7 +14,9 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   cluster <- sprintf('{"worker": ["127.0.0.1:%d", "127.0.0.1:%d"]}', ports[[1]], ports[[2]])
   dir <- tempfile("mwms")
   dir.create(dir)
-  run_workers <- function(model_dir, ...) {
+  # raw = TRUE: each worker's OUT lines, errors included; a worker writing
+  # model_dir/hanging is killed (SIGKILL)
+  run_workers <- function(model_dir, ..., raw = FALSE) {
     outs <- file.path(model_dir, c("out0", "out1"))
     pids <- file.path(model_dir, c("pid0", "pid1"))
     for (i in 0:1) {
@@ -37,10 +39,17 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
       }
     })
     deadline <- Sys.time() + 150
-    while (!all(file.exists(outs)) && Sys.time() < deadline) Sys.sleep(0.3)
+    while (!all(file.exists(outs)) && Sys.time() < deadline) {
+      if (file.exists(file.path(model_dir, "hanging")) && !file.exists(outs[[2]])) {
+        tools::pskill(as.integer(readLines(pids[[2]])), tools::SIGKILL)
+        writeLines("killed", outs[[2]])
+      }
+      Sys.sleep(0.3)
+    }
     logs <- vapply(file.path(model_dir, c("log0", "log1")),
                    function(f) paste(tail(readLines(f, warn = FALSE), 20), collapse = "\n"), "")
     if (!all(file.exists(outs))) stop("the workers did not finish in 150 s:\n", logs)
+    if (raw) return(lapply(outs, readLines))
     lapply(outs, function(out) {
       lines <- readLines(out)
       if (startsWith(lines[[1]], "error")) stop(out, ": ", lines[[1]], "\n", logs)
@@ -64,6 +73,21 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   expect_equal(reports[[1]][["steps"]], "2,3")
   expect_equal(reports[[2]][["steps"]], "2,3")
   expect_equal(reports[[1]][["checkpoint"]], "model.ckpt-3")
+  # input_fn() refusing worker 1's data: the chief's error names worker 1, the phase and why
+  bad <- tempfile("mwms")
+  dir.create(bad)
+  outs <- run_workers(bad, "NA", "bad_input", raw = TRUE)
+  expect_match(outs[[2]][[1]], '^error `features`: no column "z" in `data`')
+  expect_match(outs[[1]][[1]], paste0("worker 1 failed building the input \\(input_fn\\(\\)\\): ",
+                                      '`features`: no column "z" in `data`'))
+  expect_no_match(outs[[1]][[1]], "could not tell|most recent call last|File \"")
+  # worker 1 killed after its step 3: the chief's error names it, without Python's frames
+  killed <- tempfile("mwms")
+  dir.create(killed)
+  outs <- run_workers(killed, "NA", "hang", raw = TRUE)
+  expect_equal(outs[[2]], "killed")
+  expect_match(outs[[1]][[1]], "^error .*task:1")
+  expect_no_match(outs[[1]][[1]], "most recent call last|File \"|\\[\\[\\{\\{node")
 })
 
 test_that("run_config() refuses a train_distribute that is not a strategy", {

@@ -73,3 +73,24 @@ test_that("Python list positions in messages become R ones", {
                    "`hooks[[2]]` must be a SessionRunHook, got x")
   expect_identical(pyhooks:::python_index_to_r("`steps` must be positive"), "`steps` must be positive")
 })
+
+test_that("a TensorFlow error's message loses the Python frames where its op was defined", {
+  message <- paste(
+    "Graph execution error:", "",
+    "Detected at node CollectiveReduceV2 defined at (most recent call last):",
+    '  File "/x/pyhooks/session.py", line 3, in run', "",
+    '  File "/x/pyhooks/distribute.py", line 9, in vote', "",
+    "Collective ops is aborted by: task 1 crashed",
+    "Restart your program to reset.", "Restart your program to reset.",
+    "\t [[{{node CollectiveReduceV2}}]] [Op:__inference_vote_178]", sep = "\n")
+  expect_equal(without_python_frames(message),
+               "Collective ops is aborted by: task 1 crashed\nRestart your program to reset.")
+  graph <- paste('Node: "a/CollectiveBcastSend"', "From /job:worker/replica:0/task:0:",
+                 "aborted: worker 1 failed", "",
+                 'Original stack trace for "a/CollectiveBcastSend":',
+                 '  File "/x/base.py", line 318, in train', "    self._train()", sep = "\n")
+  expect_equal(without_python_frames(graph),
+               "From /job:worker/replica:0/task:0:\naborted: worker 1 failed")
+  expect_equal(without_python_frames("a plain message\n  indented stays"),
+               "a plain message\n  indented stays")
+})

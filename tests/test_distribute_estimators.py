@@ -237,6 +237,8 @@ def test_an_infinite_loss_on_one_worker_fails_both_at_the_same_step(tmp_path):
         assert report["error"] == "NanLossDuringTrainingError"
         assert report["last_step"] == 3
         assert "Model diverged with loss = inf at step 3" in report["message"]
+        # the loss the hooks see is both workers': a note names the one whose loss it was
+        assert "the loss was not finite in the batch of worker 1" in report["message"]
     # replicas cannot skip a step: its weights are not saved, the latest is the one at the start
     from pyhooks.hooks import _model_dir
 

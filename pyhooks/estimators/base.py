@@ -400,8 +400,8 @@ class Estimator:
                     ended = state.run_loop(loop, state.fetches)
                 else:  # the workers' stop agreement last (it sees every stop request)
                     with self._replicated.scope():  # hooks' files: the worker's own place
-                        ended = state.run_loop(loop + self._replicated.hooks(state),
-                                               state.fetches)
+                        ended = state.run_loop(self._replicated.first_hooks(state) + loop
+                                               + self._replicated.hooks(state), state.fetches)
             except BaseException as error:
                 self.last_stop = stop_reason(_step_or(state, start), error=error)
                 _keep(error, "pyhooks_stop", self.last_stop)

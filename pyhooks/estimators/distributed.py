@@ -71,6 +71,7 @@ import json
 import os
 
 from pyhooks.estimators.graph import ModelTensors
+from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.estimators.modes import TRAINING_LOSS_COLLECTION
 
 __all__ = ["ReplicatedTraining", "check_strategy"]
@@ -234,7 +235,11 @@ class ReplicatedTraining:
             replica = _ReplicaState(state)
             replicas.append(replica)
             build_replica(replica, replica_batch)
+            # the loss and, packed into its all-reduce, whether it is finite on this worker
             loss = replica.training_loss
+            finite = tf.cast(tf.math.is_finite(loss), loss.dtype)
+            loss = tf.concat([tf.reshape(loss, [1]), tf.one_hot(
+                self.worker.index, self.worker.num_workers, dtype=loss.dtype) * (1 - finite)], 0)
             if custom:
                 return loss, replica.train_op
             return loss, replica.per_example_loss, replica.train_op
@@ -249,8 +254,9 @@ class ReplicatedTraining:
             scaled = getattr(graph, "_is_loss_scaled_by_optimizer", False)
             reduce_op = tf.distribute.ReduceOp.MEAN if custom and scaled else \
                 tf.distribute.ReduceOp.SUM
-            training_loss = tf.identity(strategy.reduce(reduce_op, loss, axis=None),
-                                        name="training_loss")
+            reduced = strategy.reduce(reduce_op, loss, axis=None)
+            training_loss = tf.identity(reduced[0], name="training_loss")
+            state.not_finite_on = reduced[1:] > 0  # the workers whose loss was not finite
             updates = strategy.experimental_local_results(outputs[-1])
             update = tf.group(*[u for u in updates if u is not None], name="replicated_update")
         first = replicas[0]
@@ -273,6 +279,15 @@ class ReplicatedTraining:
         graph.add_to_collection(v1.GraphKeys.TRAIN_OP, state.train_op)
         state.fetches = state.train_op
 
+    def first_hooks(self, state):
+        """The hooks this worker runs before the others: with several workers, one naming
+        the workers whose loss was not finite on ``NanLossDuringTrainingError``."""
+        if not self.multi_worker:
+            return []
+        from pyhooks.distribute import _task_of
+
+        return [_NotFiniteOn(state.not_finite_on, _task_of(self.strategy)[2])]
+
     def hooks(self, state):
         """The hooks this worker adds to ``train()``: the stop agreement with several workers."""
         self._phase = "in train()'s loop (its session, steps or hooks)"
@@ -291,6 +306,33 @@ class ReplicatedTraining:
                 return eager_vote[0](flags).numpy()
 
         return [StopAgreementHook(self.strategy, self.worker, 1, vote=vote)]
+
+
+class _NotFiniteOn(SessionRunHook):
+    """Notes on a ``NanLossDuringTrainingError`` the workers whose own loss was not finite
+    (the training loss the hooks see is every worker's)."""
+
+    def __init__(self, flags, cluster):
+        self._flags = flags
+        self._chiefs = len((cluster or {}).get("chief", ()))
+        self._last = None
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._flags)
+
+    def after_run(self, run_context, run_values):
+        self._last = run_values.results
+
+    def after_error(self, session, error):
+        from pyhooks.errors import NanLossDuringTrainingError
+
+        if not isinstance(error, NanLossDuringTrainingError) or self._last is None:
+            return
+        names = [f"chief {index}" if index < self._chiefs else f"worker {index - self._chiefs}"
+                 for index, bad in enumerate(self._last) if bad]  # (find_worker's order)
+        if names:
+            error.add_note(f"pyhooks: the loss was not finite in the batch of "
+                           f"{' and '.join(names)}")
 
 
 class _ReplicaState(ModelTensors):

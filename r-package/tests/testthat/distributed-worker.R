@@ -1,9 +1,9 @@
 # A worker of test-distributed.R (and the vignette's example): one of two processes
 # training one linear regressor under MultiWorkerMirroredStrategy; TF_CONFIG says which.
-# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAULT]]: worker 1 asks to stop after
-# STOP_STEP (default: never, "NA"); FAULT on worker 1: "bad_input" (its input_fn() refuses
-# its data), "hang" (it sleeps after step 3, writing MODEL_DIR/hanging, to be killed); what
-# the test checks goes to OUT.
+# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAULT]]: worker 1 asks to stop
+# after STOP_STEP (default: never, "NA"); FAULT on worker 1: "bad_input" (its input_fn()
+# refuses its data), "inf" (an infinite loss at its step 3), "hang" (it sleeps after step
+# 3, writing MODEL_DIR/hanging, to be killed); what the test checks goes to OUT.
 args <- commandArgs(trailingOnly = TRUE)
 model_dir <- args[[1]]
 stop_step <- if (length(args) > 2) suppressWarnings(as.integer(args[[3]])) else NA
@@ -27,6 +27,7 @@ chief_runs <- 0
 counter <- session_run_hook(after_run = function(context, values) chief_runs <<- chief_runs + 1)
 report <- tryCatch({
   features <- if (task == 1 && fault == "bad_input") "z" else "x" # no column z
+  if (task == 1 && fault == "inf") x[[9]] <- 1e30 # an infinite loss at step 3
   input <- input_fn(data.frame(x = x, y = 2 * x + 1), features = features, response = "y",
                     batch_size = 4L, shuffle = FALSE)
   history <- train(model, input, steps = 8, hooks = list(

@@ -81,6 +81,15 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   expect_match(outs[[1]][[1]], paste0("worker 1 failed building the input \\(input_fn\\(\\)\\): ",
                                       '`features`: no column "z" in `data`'))
   expect_no_match(outs[[1]][[1]], "could not tell|most recent call last|File \"")
+  # an infinite loss on worker 1: both fail at step 3, the error names worker 1
+  inf <- tempfile("mwms")
+  dir.create(inf)
+  outs <- run_workers(inf, "NA", "inf", raw = TRUE)
+  for (out in outs) {
+    expect_match(out[[1]], "^error Model diverged with loss = Inf at step 3")
+    expect_match(out[[1]], "the loss was not finite in the batch of worker 1")
+    expect_no_match(out[[1]], "could not tell")
+  }
   # worker 1 killed after its step 3: the chief's error names it, without Python's frames
   killed <- tempfile("mwms")
   dir.create(killed)

@@ -1,0 +1,46 @@
+# One cell of bench/bench_scaling.py from R: pyhooks' train() on a data.frame or a CSV file.
+#
+#   Rscript bench/bench_scaling.R mem:ROWS | PATH.csv      (run by bench_scaling.py)
+#
+# In memory: ROWS rows of 20 numeric columns x0..x19 made with rnorm() (R's
+# doubles), the label whether a fixed linear score is positive, and
+# dnn_classifier([64, 32]); a path: dnn_regressor([64, 32]) on the file's
+# response y. The clock starts right before library(pyhooks) and stops at the
+# end of the first step; a Python hook (bench_scaling.clock_hook) reads it per step
+# (an R hook would add R's per-step cost).
+# Prints one JSON line, as the Python children do.
+
+args <- commandArgs(trailingOnly = TRUE)
+source_arg <- args[[1]]
+columns <- paste0("x", 0:19)
+in_memory <- startsWith(source_arg, "mem:")
+if (in_memory) {
+  set.seed(1)
+  rows <- as.integer(sub("^mem:", "", source_arg))
+  df <- as.data.frame(matrix(rnorm(rows * 20), ncol = 20, dimnames = list(NULL, columns)))
+  df$y <- as.integer(as.matrix(df) %*% rnorm(20) > 0)
+  data_mb <- as.numeric(object.size(df)) / 2^20
+} else {
+  data_mb <- 0
+}
+
+start <- as.numeric(Sys.time())
+suppressPackageStartupMessages(library(pyhooks))
+bench <- reticulate::import_from_path("bench_scaling", dirname(sub(
+  "^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
+marks <- bench$Marks(start)
+clock <- bench$clock_hook(marks)
+fcs <- do.call(feature_columns, lapply(columns, column_numeric))
+if (in_memory) {
+  model <- dnn_classifier(c(64L, 32L), fcs)
+  data <- input_fn(df, features = columns, response = "y", batch_size = 256L, shuffle = TRUE,
+                   num_epochs = NULL)
+} else {
+  model <- dnn_regressor(c(64L, 32L), fcs)
+  data <- input_fn(source_arg, features = columns, response = "y", batch_size = 256L,
+                   shuffle = TRUE, num_epochs = NULL, queue_capacity = 10000L)
+}
+silent <- reticulate::py_eval("lambda text: None")
+train(model, input_fn = data, steps = 351L,
+      hooks = list(hook_progress_bar(writer = silent), clock))
+cat(reticulate::import("json")$dumps(marks$result(data_mb)), "\n")

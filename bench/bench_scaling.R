@@ -7,7 +7,9 @@
 # dnn_classifier([64, 32]); a path: dnn_regressor([64, 32]) on the file's
 # response y. The clock starts right before library(pyhooks) and stops at the
 # end of the first step; a Python hook (bench_scaling.clock_hook) reads it per step
-# (an R hook would add R's per-step cost).
+# (an R hook would add R's per-step cost). Peak RSS counts from right before
+# library(pyhooks) (VmHWM reset through /proc/self/clear_refs), so making the
+# data frame is not in it and holding it is.
 # Prints one JSON line, as the Python children do.
 
 args <- commandArgs(trailingOnly = TRUE)
@@ -17,18 +19,26 @@ in_memory <- startsWith(source_arg, "mem:")
 if (in_memory) {
   set.seed(1)
   rows <- as.integer(sub("^mem:", "", source_arg))
-  df <- as.data.frame(matrix(rnorm(rows * 20), ncol = 20, dimnames = list(NULL, columns)))
-  df$y <- as.integer(as.matrix(df) %*% rnorm(20) > 0)
+  df <- as.data.frame(lapply(setNames(columns, columns), function(name) rnorm(rows)))
+  score <- numeric(rows)
+  for (name in columns) score <- score + df[[name]] * rnorm(1)
+  df$y <- as.integer(score > 0)
+  rm(score)
   data_mb <- as.numeric(object.size(df)) / 2^20
+  invisible(gc())
 } else {
   data_mb <- 0
 }
 
+writeLines("5", "/proc/self/clear_refs") # VmHWM counts from here (bench_scaling.reset_peak)
+status <- readLines("/proc/self/status")
+rss_mb <- as.numeric(strsplit(grep("^VmRSS:", status, value = TRUE), "[[:space:]]+")[[1]][[2]]) /
+  1024
 start <- as.numeric(Sys.time())
 suppressPackageStartupMessages(library(pyhooks))
 bench <- reticulate::import_from_path("bench_scaling", dirname(sub(
   "^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))))
-marks <- bench$Marks(start)
+marks <- bench$Marks(start, rss_mb)
 clock <- bench$clock_hook(marks)
 fcs <- do.call(feature_columns, lapply(columns, column_numeric))
 if (in_memory) {

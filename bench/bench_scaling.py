@@ -35,9 +35,12 @@ again at the end of the first training step (TensorFlow's import, building the
 graph, turning the data into an input and the first step are in "to first
 step"). It trains WARMUP + STEPS steps; examples/s is the median over the
 STEPS // WINDOW windows of WINDOW steps after the warm-up, CPU time per step
-is the process's (all threads) over the same steps, and peak RSS is the
-process's ``VmHWM`` at the end (data included: the "data" column is the
-arrays' size in the process, R's doubles twice NumPy's float32).
+is the process's (all threads) over the same steps. Memory: "data" is the
+arrays' size in the process (R's doubles twice NumPy's float32), "RSS at
+import" the process's RSS right before the import (the data made, the
+interpreter), and "peak RSS" its ``VmHWM`` at the end, counted from that
+moment (reset through ``/proc/self/clear_refs``), so making the data is not in
+it and holding it is.
 """
 
 from __future__ import annotations
@@ -63,12 +66,20 @@ LABELS = {"pyhooks": "pyhooks (Python)", "pyhooks_r": "pyhooks (R)", "floor": "f
 
 
 # --------------------------------------------------------------------------- in the child
-def peak_rss_mb():
+def status_mb(field):
+    """``VmHWM`` (peak RSS) or ``VmRSS`` of this process, MB."""
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def reset_peak():
+    """Starts ``VmHWM`` again from the current RSS (Linux: ``/proc/self/clear_refs``)."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    return status_mb("VmRSS")
 
 
 def cpu_seconds():
@@ -79,11 +90,12 @@ def cpu_seconds():
 class Marks:
     """The clock at the first step's end and at every WINDOW steps after the warm-up.
 
-    ``start`` is ``time.time()`` (R: ``Sys.time()``) right before the library's import.
+    ``start`` is ``time.time()`` (R: ``Sys.time()``) right before the library's import,
+    ``rss_mb`` the RSS then (``reset_peak()``'s).
     """
 
-    def __init__(self, start):
-        self.start, self.done, self.first, self.points = start, 0, None, []
+    def __init__(self, start, rss_mb):
+        self.start, self.rss_mb, self.done, self.first, self.points = start, rss_mb, 0, None, []
 
     def step(self):
         self.done += 1
@@ -97,7 +109,7 @@ class Marks:
         rates = [WINDOW * BATCH / (b[0] - a[0]) for a, b in zip(self.points, self.points[1:])]
         cpu = (self.points[-1][1] - self.points[0][1]) / (len(self.points) - 1) / WINDOW
         return {"per_s": statistics.median(rates), "cpu_us": cpu * 1e6, "first_s": self.first,
-                "peak_mb": peak_rss_mb(), "data_mb": data_mb}
+                "peak_mb": status_mb("VmHWM"), "start_mb": self.rss_mb, "data_mb": data_mb}
 
 
 def clock_hook(marks):
@@ -126,12 +138,12 @@ def csv_pipeline(tf, path):
     return data.shuffle(BUFFER).repeat().batch(BATCH).prefetch(tf.data.AUTOTUNE)
 
 
-def child_pyhooks(source, x, y):
+def child_pyhooks(source, x, y, rss_mb):
     start = time.time()
     import pyhooks
     from pyhooks.estimators import column_numeric, feature_columns, input_fn, train
 
-    marks = Marks(start)
+    marks = Marks(start, rss_mb)
 
     fcs = feature_columns(*[column_numeric(c) for c in COLUMNS])
     if x is None:
@@ -148,11 +160,11 @@ def child_pyhooks(source, x, y):
     return marks
 
 
-def child_floor(source, x, y):
+def child_floor(source, x, y, rss_mb):
     start = time.time()
     import tensorflow as tf
 
-    marks = Marks(start)
+    marks = Marks(start, rss_mb)
     if x is not None:
         sys.path.insert(0, HERE)
         from bench_floor import Floor
@@ -187,11 +199,11 @@ def child_floor(source, x, y):
     return marks
 
 
-def child_keras(source, x, y):
+def child_keras(source, x, y, rss_mb):
     start = time.time()
     import tensorflow as tf
 
-    marks = Marks(start)
+    marks = Marks(start, rss_mb)
 
     class Clock(tf.keras.callbacks.Callback):
         def on_train_batch_end(self, batch, logs=None):
@@ -216,12 +228,12 @@ def child_keras(source, x, y):
     return marks
 
 
-def child_tf_estimator(source, x, y):
+def child_tf_estimator(source, x, y, rss_mb):
     start = time.time()
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")
-    marks = Marks(start)
+    marks = Marks(start, rss_mb)
 
     class Clock(tf.estimator.SessionRunHook):
         def after_run(self, run_context, run_values):
@@ -256,7 +268,7 @@ def child(system, source):
         data_mb = 0.0
     run = {"pyhooks": child_pyhooks, "floor": child_floor, "keras": child_keras,
            "tf_estimator": child_tf_estimator}[system]
-    marks = run(source, x, y)
+    marks = run(source, x, y, reset_peak())
     print(json.dumps(marks.result(data_mb)), flush=True)
 
 
@@ -283,10 +295,11 @@ def measure(system, source, bench_python):
 
 def row_text(where, system, result, load):
     if "error" in result:
-        return f"| {where} | {LABELS[system]} | — | — | — | — | — | {load:.1f} | {result['error']} |"
+        return (f"| {where} | {LABELS[system]} | — | — | — | — | — | — | {load:.1f} | "
+                f"{result['error']} |")
     return (f"| {where} | {LABELS[system]} | {result['per_s']:,.0f} | {result['cpu_us']:,.0f} | "
-            f"{result['peak_mb']:,.0f} | {result['data_mb']:,.0f} | {result['first_s']:.1f} | "
-            f"{load:.1f} | |")
+            f"{result['data_mb']:,.0f} | {result['start_mb']:,.0f} | {result['peak_mb']:,.0f} | "
+            f"{result['first_s']:.1f} | {load:.1f} | |")
 
 
 def plot(rows, path):
@@ -347,9 +360,9 @@ def main():
             systems.remove("tf_estimator")
         bench_python = bench_estimators._bench_python()  # noqa: SLF001
     print(f"load average at the start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    print("| data | system | examples/s | CPU µs/step | peak RSS MB | data MB | "
-          "to first step s | load | note |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|", flush=True)
+    print("| data | system | examples/s | CPU µs/step | data MB | RSS at import MB | "
+          "peak RSS MB | to first step s | load | note |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|", flush=True)
     rows = []
     sources = [(f"{int(n):,} rows", f"mem:{int(n)}") for n in args.rows.split(",") if n]
     where_dir = tempfile.mkdtemp(prefix="pyhooks-bench-scaling-", dir=args.dir)

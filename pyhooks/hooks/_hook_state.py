@@ -93,12 +93,15 @@ class HookState(SessionRunHook):
 
     An estimator's ``train()`` puts it last among the loop's hooks (its
     ``begin()`` loads the saved state after every other hook's ``begin()``) and
-    gives its ``listener`` to the run's saving listeners: after a save in
-    ``model_dir`` the state is written at the end of that step (in this hook's
-    ``after_run``, after every other hook's: a history saver after the checkpoint
-    saver has its row of that step), in ``after_create_session`` (a save at the
-    session's creation) or in ``end()``. The estimator writes it
-    itself after the save that follows a failure (:meth:`save`).
+    gives its ``listener`` to the run's saving listeners. The state is written
+    just before each save (so that no checkpoint is ever without one: a process
+    killed between the two resumes with that one, which lacks what the hooks did
+    after the checkpoint saver in the step of the save, e.g. a history's row of that
+    step), then again after a save in ``model_dir``, at the end of that step (in
+    this hook's ``after_run``, after every other hook's: a history saver after the
+    checkpoint saver has its row of that step), in ``after_create_session`` (a save
+    at the session's creation) or in ``end()``. The estimator writes it itself
+    after the save that follows a failure (:meth:`save`).
 
     Args:
         model_dir: the model's directory.
@@ -158,8 +161,9 @@ class HookState(SessionRunHook):
         step, self._pending = self._pending, None
         self.save(step)
 
-    def save(self, step):
-        """Writes ``hooks-<step>.json`` and removes those of checkpoints no longer kept."""
+    def save(self, step, prune=True):
+        """Writes ``hooks-<step>.json`` and (``prune``) removes those of checkpoints no
+        longer kept."""
         if not self._keys or not self._write:
             return
         states = {}
@@ -177,7 +181,8 @@ class HookState(SessionRunHook):
             raise TypeError(f"state_dict() of the hook {bad!r} must return JSON-serialisable "
                             f"data (dicts, lists, strings, numbers, None): {error}") from error
         atomic_write_text(state_path(self._dir, step), text)
-        self._prune()
+        if prune:
+            self._prune()
 
     def finish(self):
         """The call ended normally: the next one starts the hooks afresh."""
@@ -197,6 +202,11 @@ class _Listener(CheckpointSaverListener):
 
     def __init__(self, state):
         self._state = state
+
+    def before_save(self, session, global_step_value):
+        # before the checkpoint exists (a state file of a save into another directory is
+        # pruned as one without its checkpoint)
+        self._state.save(global_step_value, prune=False)
 
     def after_save(self, session, global_step_value):
         if _checkpoint_exists(self._state._dir, global_step_value):  # noqa: SLF001 - not another dir's

@@ -276,3 +276,57 @@ def test_eager_steps_per_execution_refuses_what_it_cannot_loop():
     creator = pyhooks.EagerSessionCreator(step, steps_per_execution=2)
     with pyhooks.RunInfo(steps_per_run=3), pytest.raises(ValueError, match="steps_per_run=3"):
         pyhooks.MonitoredSession(creator, hooks=[pyhooks.StopAtStepHook(1)])
+
+
+# --------------------------------------------------------------------------- Keras fit
+def _keras_fit(tmp_path, spe, last_step, epochs=2):
+    """``model.fit`` of 8 batches an epoch with the everyday hooks; what they recorded."""
+    keras = pytest.importorskip("keras")
+    keras.utils.set_random_seed(0)
+    x, y = _columns(256)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=spe)
+    model.optimizer.build(model.trainable_variables)
+    hooks = dict(
+        seen=_KerasStepsSeen(), history=pyhooks.HistorySaverHook(every_n_step=2),
+        checkpoint=pyhooks.CheckpointSaverHook(str(tmp_path), save_steps=4,
+                                               saver=tf.train.Checkpoint(model=model)),
+        counter=pyhooks.StepCounterHook(every_n_steps=4, output_dir=str(tmp_path / "counter")),
+        bar=pyhooks.ProgressBarHook(writer=io.StringIO(), mode="plain"),
+        stop=pyhooks.StopAtStepHook(last_step=last_step))
+    model.fit(np.stack(list(x.values()), 1), y.astype("float32"), batch_size=32, epochs=epochs,
+              verbose=0, callbacks=[pyhooks.keras_callback(list(hooks.values()))])
+    return dict(step=int(model.optimizer.iterations.numpy()), before=hooks["seen"].before,
+                after=hooks["seen"].after,
+                history=hooks["history"].history.to_dict()["steps"],
+                checkpoints=_checkpoints(tmp_path), bar=hooks["bar"].steps,
+                counted=_event_steps(str(tmp_path / "counter"), "/sec"))
+
+
+class _KerasStepsSeen(_EagerStepsSeen):
+    """The global step after every call (Keras' logs have no ``calls``)."""
+
+    def before_run(self, run_context):
+        return pyhooks.SessionRunArgs(self.read)
+
+    def after_run(self, run_context, run_values):
+        self.before.append(int(run_values.results))
+        self.after.append(int(run_context.session.run(self.read)))
+
+
+def test_keras_steps_per_execution_hooks_count_the_steps_each_call_made(tmp_path):
+    one = _keras_fit(tmp_path / "1", 1, last_step=100)
+    three = _keras_fit(tmp_path / "3", 3, last_step=100)
+    # 8 batches an epoch in calls of 3, 3 and 2 (Keras reports the last as batches 6-8)
+    assert three["before"] == [0, 3, 6, 8, 11, 14] and three["after"] == [3, 6, 8, 11, 14, 16]
+    assert one["step"] == three["step"] == 16 and one["bar"] == three["bar"] == 16
+    assert one["history"] == list(range(2, 17, 2))
+    assert three["history"] == [3, 6, 8, 11, 14, 16]  # the first call reaching each row
+    assert one["checkpoints"] == [0, 4, 8, 12, 16] and three["checkpoints"] == [0, 6, 11, 16]
+    assert one["counted"] == [5, 9, 13] and three["counted"] == [8, 14]
+
+
+def test_keras_steps_per_execution_stops_after_the_call_reaching_the_step(tmp_path):
+    result = _keras_fit(tmp_path, 3, last_step=13)
+    assert result["after"] == [3, 6, 8, 11, 14] and result["step"] == 14
+    assert result["checkpoints"][-1] == 14 and result["bar"] == 14

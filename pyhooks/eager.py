@@ -42,6 +42,23 @@ nobody can read it, and the write is an op in every step. ``feed_dict`` and
 non-default ``RunOptions`` (tracing) have no meaning for an eager step and are
 refused.
 
+``EagerSessionCreator(step_fn, steps_per_execution=N)`` (``step_fn`` a
+``tf.function``) makes each ``run()`` one ``tf.function`` call running up to N
+steps in a loop (as Keras' ``model.compile(steps_per_execution=)`` and the
+estimators' ``run_config(steps_per_execution=)``): less Python per step. The
+hooks run once per call and are told ``pyhooks.RunInfo(steps_per_run=N)`` (the
+loop's ``RunInfo``, if any, with that field set), so the built-in hooks count
+the steps each call made: checkpoints, step rates and history rows come at the
+first call reaching their step. What a run returns and hooks fetch is the
+*last* step's outputs of the call; the global step read is the step before the
+call. A call runs no step past the ``last_step`` of a ``StopAtStepHook`` of the
+loop (``last_step`` or ``num_steps``: the last call runs fewer); a stop
+requested by another hook takes effect after the call. The very first call
+runs its first step alone, then the others in the loop. The global step
+variable is written at every step (an error or the input running out inside a
+call leaves the steps done counted; hooks do not see their outputs). Not with
+``strategy``.
+
 Hooks on this backend (their ``begin()`` looks things up here, see
 :mod:`pyhooks.hooks._common`): ProgressBarHook, HistorySaverHook, StepCounterHook
 (``tf.summary`` writer), NanTensorHook, LoggingTensorHook, StopAtStepHook,
@@ -245,7 +262,8 @@ class EagerSession(Evaluator):
         return None if self.last_outputs is None else list(self.last_outputs)
 
     def run(self, fetches=None, feed_dict=None, options=None, run_metadata=None):
-        """Runs one step (if ``fetches`` is None or names an output) and returns the fetched values.
+        """Runs one step (``steps_per_execution`` of them: one call) if ``fetches`` is None or
+        names an output, and returns the fetched values (the last step's outputs).
 
         Raises:
             StepOutputError: a fetch names an output the step does not return.
@@ -326,9 +344,15 @@ class EagerSessionCreator:
             hooks see a ``PerReplica`` output under ``strategy``; by default a
             scalar's replicas are summed (a loss scaled by the global batch
             size, ``tf.nn.compute_average_loss``), per-example values concatenated.
+        steps_per_execution: steps run inside one ``run()`` (one ``tf.function``
+            call, a loop of ``step_fn``; see the module docstring); default 1.
 
     Raises:
-        TypeError: ``step_fn`` is not callable or ``global_step`` not a variable.
+        TypeError: ``step_fn`` is not callable or ``global_step`` not a variable;
+            ``steps_per_execution`` > 1 with a ``step_fn`` that is no ``tf.function``.
+        ValueError: ``steps_per_execution`` not a whole number >= 1, or > 1 with
+            ``strategy``; entering the loop's hooks under a ``RunInfo`` whose
+            ``steps_per_run`` is another number than 1 or ``steps_per_execution``.
         RuntimeError: created while eager execution is off (inside a graph).
 
     Example:

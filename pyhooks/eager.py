@@ -200,7 +200,6 @@ class _Stepper:
             return outputs if owned else (outputs, value)
         return tf.function(call) if compiled else call
 
-
     def _make_loop(self, owned):
         """``loop(count)``: one ``tf.function`` call running ``count`` steps (at least one,
         at most ``steps_per_execution``); its outputs are the last step's, and the global

@@ -1,4 +1,5 @@
-"""Several steps per session call: run_config(steps_per_execution=) and the hooks' count."""
+"""Several steps per call: run_config(steps_per_execution=), EagerSessionCreator(steps_per_execution=),
+Keras compile(steps_per_execution=) under keras_callback; and the hooks' count."""
 
 import io
 import os

@@ -211,7 +211,9 @@ class RunInfo:
             ``CheckpointSaverHook`` calls besides its own (``train(saving_listeners=)``).
         mode: ``"train"``, ``"eval"``, ``"predict"``, or None.
         steps_per_run: the most global steps one ``run()`` call makes (a loop of
-            steps inside the call, ``run_config(steps_per_execution=)``; the last
+            steps inside the call, ``run_config(steps_per_execution=)``,
+            ``EagerSessionCreator(steps_per_execution=)``, Keras'
+            ``compile(steps_per_execution=)`` under ``keras_callback``; the last
             call may make fewer). Hooks that act on steps count a call as up to
             this many (TensorFlow's private ``_set_steps_per_run``, which
             pyhooks' hooks also take, and which wins over this field).

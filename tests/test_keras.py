@@ -165,8 +165,8 @@ def test_progress_bar_without_total_gets_the_batches_of_this_fit():
     assert lines[-2].startswith("Training 3/8 [") and lines[-1] == (
         "Training stopped by a hook after 3 of 8 steps.")
     model = make_model()
-    model.compile(optimizer="sgd", loss="mse", steps_per_execution=3)  # 2 runs an epoch
-    assert bar_lines(epochs=2, model=model)[-1].startswith("Training 4/4 [")
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=3)  # 2 calls an epoch
+    assert bar_lines(epochs=2, model=model)[-1].startswith("Training 8/8 [")  # steps, not calls
 
     def after_run(context, values):
         raise ValueError("bad hook")
@@ -356,7 +356,7 @@ def test_steps_per_execution_advances_the_global_step_by_the_batch_steps():
     model = make_model()
     model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", steps_per_execution=2)
     model, logs = fit([hook, pyhooks.StopAtStepHook(last_step=6)], epochs=3, model=model)
-    assert steps == [1, 3, 5] and int(model.optimizer.iterations.numpy()) == 6  # reached - 1
+    assert steps == [0, 2, 4] and int(model.optimizer.iterations.numpy()) == 6  # before a call
 
 
 def test_empty_feeds_and_options_are_ignored_and_the_batch_plan_is_kept():

@@ -174,19 +174,12 @@ def child_floor(source, x, y, rss_mb):
             side.step()
         return marks
     v1 = tf.compat.v1
+    sys.path.insert(0, HERE)
+    from bench_files import floor_train_op
+
     with tf.Graph().as_default() as graph:
         *columns, labels = v1.data.make_one_shot_iterator(csv_pipeline(tf, source)).get_next()
-        net = tf.stack(columns, axis=1)
-        for i, units in enumerate((64, 32, 1)):
-            w = v1.get_variable(f"w{i}", [net.shape[1], units],
-                                initializer=v1.glorot_uniform_initializer())
-            b = v1.get_variable(f"b{i}", [units], initializer=v1.zeros_initializer())
-            net = tf.matmul(net, w) + b
-            if units > 1:
-                net = tf.nn.relu(net)
-        loss = tf.reduce_sum(tf.math.squared_difference(tf.reshape(net, [-1]), labels))
-        step = v1.train.get_or_create_global_step()
-        train_op = v1.train.AdagradOptimizer(0.05).minimize(loss, global_step=step)
+        train_op = floor_train_op(tf, columns, labels)
         init = v1.global_variables_initializer()
     graph.finalize()
     with v1.Session(graph=graph) as session:

@@ -462,14 +462,19 @@ def ray_launch(config, task_type, task_id):
     ``scenario: "rscript"`` an ``Rscript`` of ``config["r_worker"]`` (``r_args``). Reports
     each fit's error (None, or Ray's message), then shuts Ray down.
     """
+    import shutil
+    import tempfile
+
     import ray
     from ray.train import RunConfig, ScalingConfig
     from ray.train.tensorflow import TensorflowTrainer
 
     os.environ.pop("TF_CONFIG")  # the test's, naming this process: Ray sets the workers'
     here = os.path.dirname(os.path.abspath(__file__))
+    # Ray's session files (its sockets' paths must stay short), removed at the end
+    ray_temp = tempfile.mkdtemp(prefix="ray")
     ray.init(num_cpus=2, object_store_memory=80 * 2**20, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False, _temp_dir=ray_temp,
              runtime_env={"env_vars": {"PYTHONPATH": here}})
     errors = []
     try:
@@ -487,6 +492,7 @@ def ray_launch(config, task_type, task_id):
                 errors.append(f"{type(error).__name__}: {error}")
     finally:
         ray.shutdown()
+        shutil.rmtree(ray_temp, ignore_errors=True)
     _report(config, task_type, task_id, errors=errors)
 
 

@@ -38,7 +38,9 @@ expectations <- list(
                   "\"model.ckpt-100.data-00000-of-00001\"",
                   "-- Ray worker 0:\n[#> ]*the chief is done\n[#> ]*worker 0 stopped after step 100",
                   "-- Ray worker 1:\n[#> ]*worker 1 stopped after step 100 writing into [^ ]*/tmp_worker_1\\s",
-                  "'model.ckpt-100.index'\\]"),
+                  "'model.ckpt-100.index'\\]",
+                  "worker 0 stopped after step 50, checkpoint: [^ ]*/model.ckpt-50\n",
+                  "worker 1 stopped after step 50, checkpoint: None\n"),
   coming_from_tfestimators = c(
     "features=\\['drat', 'cyl'\\], response='mpg'",
     "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",

@@ -1,10 +1,12 @@
 # A worker of test-distributed.R (and the vignette's example): one of two processes
 # training one linear regressor under MultiWorkerMirroredStrategy; TF_CONFIG says which.
-# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP]: worker 1 asks to stop after
-# STOP_STEP (default: never); what the test checks goes to OUT.
+# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAIL_STEP]]: worker 1 asks to stop
+# after STOP_STEP and fails (an R error in a hook) after FAIL_STEP (default, or NA: never);
+# what the test checks goes to OUT.
 args <- commandArgs(trailingOnly = TRUE)
 model_dir <- args[[1]]
 stop_step <- if (length(args) > 2) as.integer(args[[3]]) else NA
+fail_step <- if (length(args) > 3) as.integer(args[[4]]) else NA
 suppressPackageStartupMessages(library(pyhooks))
 tensorflow <- reticulate::import("tensorflow")
 strategy <- tensorflow$distribute$MultiWorkerMirroredStrategy() # reads TF_CONFIG
@@ -17,6 +19,7 @@ input <- input_fn(data.frame(x = x, y = 2 * x + 1), features = "x", response = "
 asker <- session_run_hook(after_run = function(context, values) {
   step <- context$session$run(tf$train$get_global_step())
   if (task == 1 && !is.na(stop_step) && step >= stop_step) context$request_stop()
+  if (task == 1 && !is.na(fail_step) && step >= fail_step) stop("boom at step ", step)
 })
 chief_runs <- 0
 counter <- session_run_hook(after_run = function(context, values) chief_runs <<- chief_runs + 1)

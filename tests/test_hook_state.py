@@ -133,6 +133,38 @@ def test_users_hooks_progress_bar_and_logging_counts_resume(tmp_path, data):
     assert bar2._expected() == 6  # the steps of both calls: 4 + 2
 
 
+class Rates:
+    """A summary writer keeping the steps of the rates written."""
+
+    def __init__(self):
+        self.steps = []
+
+    def add_summary(self, summary, step):
+        self.steps.append(step)
+
+    def flush(self):
+        pass
+
+
+def test_the_step_counter_keeps_its_count_and_schedule_but_not_its_clock(tmp_path, data):
+    estimator = model(tmp_path, config=saving(2))
+    first = Rates()
+    counter = pyhooks.StepCounterHook(every_n_steps=3, summary_writer=first)
+    with pytest.raises(RuntimeError):
+        estimator.train(data, steps=20, hooks=[counter, FailAt(8), silent()])
+    assert first.steps == [4, 7] and counter.rates == 2  # step 1 started its clock
+    saved = json.loads((tmp_path / "hooks-8.json").read_text())["hooks"]["StepCounterHook-1"]
+    assert saved == {"rates": 2, "last_step": 7}
+    second = Rates()
+    resumed = pyhooks.StepCounterHook(every_n_steps=3, summary_writer=second)
+    model(tmp_path, config=saving(2)).train(data, steps=6, hooks=[resumed, silent()])
+    # steps 9-14 on the schedule of steps 1, 4, 7: step 10 starts the new process's clock
+    assert second.steps == [13] and resumed.rates == 3
+    by_secs = pyhooks.StepCounterHook(every_n_steps=None, every_n_secs=3600)
+    by_secs.load_state_dict({"rates": 5, "last_step": 7})
+    assert by_secs.rates == 5 and by_secs._timer.should_trigger_for_step(8)  # its own clock
+
+
 def test_keys_are_the_class_and_its_rank_or_a_state_key_and_clashes_are_refused():
     a, b, named = Counter(), Counter(), Counter(state_key="mine")
     assert state_keys([a, pyhooks.SessionRunHook(), b, named]) == {

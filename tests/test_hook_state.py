@@ -119,6 +119,23 @@ def test_only_the_states_of_kept_checkpoints_are_kept(tmp_path, data):
     assert states == kept == [5, 6]
 
 
+def test_the_state_follows_checkpoints_of_another_base_name(tmp_path, data):
+    def hooks():
+        return [pyhooks.CheckpointSaverHook(str(tmp_path), save_steps=2,
+                                            checkpoint_basename="my.ckpt"),
+                pyhooks.HistorySaverHook(every_n_step=1), silent()]
+
+    estimator = model(tmp_path)
+    with pytest.raises(RuntimeError):
+        estimator.train(data, steps=10, hooks=[*hooks(), FailAt(5)])
+    assert estimator.latest_checkpoint().endswith("my.ckpt-5")
+    assert sorted(p.name for p in tmp_path.glob("hooks-*.json")) == [
+        f"hooks-{step}.json" for step in (0, 2, 4, 5)]
+    history = model(tmp_path).train(data, steps=3, hooks=hooks())
+    assert history.to_dict()["steps"] == list(range(1, 9))
+    assert history.runs == [1] * 5 + [2] * 3
+
+
 def test_users_hooks_progress_bar_and_logging_counts_resume(tmp_path, data):
     estimator = model(tmp_path)
     counter, bar = Counter(), pyhooks.ProgressBarHook(writer=lambda text: None)

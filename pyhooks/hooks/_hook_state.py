@@ -40,11 +40,13 @@ import re
 from pyhooks.errors import add_hook_note
 from pyhooks.hook import SessionRunHook
 from pyhooks.hooks._checkpointing import CheckpointSaverListener, atomic_write_text
+from pyhooks.hooks._model_dir import listed_checkpoints
 
-__all__ = ["HookState", "has_state", "state_keys"]
+__all__ = ["HookState", "checkpoint_steps", "has_state", "state_keys"]
 
 FORMAT = 1
 _FILE = re.compile(r"hooks-(\d+)\.json$")
+_STEP = re.compile(r"-(\d+)$")
 
 
 def has_state(hook):
@@ -123,7 +125,7 @@ class HookState(SessionRunHook):
         if not self._keys:
             return
         path = state_path(self._dir, self._start)
-        if not _checkpoint_exists(self._dir, self._start) or not os.path.exists(path):
+        if not os.path.exists(path) or self._start not in checkpoint_steps(self._dir):
             return
         with open(path, encoding="utf-8") as stream:
             try:
@@ -191,9 +193,10 @@ class HookState(SessionRunHook):
                 _remove(path)
 
     def _prune(self):
+        kept = checkpoint_steps(self._dir)
         for path in glob.glob(os.path.join(glob.escape(self._dir), "hooks-*.json")):
             found = _FILE.search(os.path.basename(path))
-            if found and not _checkpoint_exists(self._dir, int(found.group(1))):
+            if found and int(found.group(1)) not in kept:
                 _remove(path)
 
 
@@ -209,12 +212,19 @@ class _Listener(CheckpointSaverListener):
         self._state.save(global_step_value, prune=False)
 
     def after_save(self, session, global_step_value):
-        if _checkpoint_exists(self._state._dir, global_step_value):  # noqa: SLF001 - not another dir's
+        if global_step_value in checkpoint_steps(self._state._dir):  # noqa: SLF001 - not another dir's
             self._state._pending = global_step_value  # noqa: SLF001 - written by its after_run
 
 
-def _checkpoint_exists(model_dir, step):
-    return os.path.exists(os.path.join(model_dir, f"model.ckpt-{step}.index"))
+def checkpoint_steps(model_dir):
+    """The steps of the checkpoints ``model_dir``'s ``checkpoint`` index lists (any base
+    name: ``model.ckpt-5``, ``my.ckpt-5``, a ``CheckpointManager``'s ``ckpt-5``)."""
+    steps = set()
+    for path in listed_checkpoints(model_dir):
+        found = _STEP.search(path)
+        if found:
+            steps.add(int(found.group(1)))
+    return steps
 
 
 def _serialisable(state):

@@ -58,6 +58,7 @@ from pyhooks._steps import (Coordinator, HookedStep, call, call_after_error, cal
                             is_end_of_input)
 from pyhooks.hook import RunInfo, SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks._hook_state import for_loop, listening
 from pyhooks.hooks._workers import worker_scope
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
@@ -94,7 +95,10 @@ def keras_callback(hooks, global_step=None, chief_only_hooks=None, is_chief=None
     if strategy is None and is_chief is None and tf.distribute.has_strategy():
         strategy = tf.distribute.get_strategy()
     worker = distribute.find_worker(strategy, is_chief)
-    callback = HooksCallback(distribute.worker_hooks(hooks, chief_only_hooks, worker), global_step)
+    hooks = distribute.worker_hooks(hooks, chief_only_hooks, worker)
+    state = for_loop(hooks) if worker is None or worker.is_chief else None
+    callback = HooksCallback(hooks if state is None else [*hooks, state], global_step,
+                             hook_state=state)
     callback.worker = worker
     return callback
 
@@ -156,8 +160,9 @@ class HooksCallback(keras.callbacks.Callback):
 
     worker = None
 
-    def __init__(self, hooks, global_step=None):
+    def __init__(self, hooks, global_step=None, hook_state=None):
         super().__init__()
+        self._hook_state = hook_state  # one of ``hooks``: its listener goes to the savers
         self.hooks = check_hooks(hooks)
         using = hooks_by_method(self.hooks)
         self._begin_hooks = using["begin"]
@@ -195,7 +200,8 @@ class HooksCallback(keras.callbacks.Callback):
         self._install_guard(model)
         coord = Coordinator()
         try:
-            with backend_scope(graph), worker_scope(self.worker), self._run:
+            with backend_scope(graph), worker_scope(self.worker), self._run, \
+                    listening(self._hook_state):
                 for hook in self._begin_hooks:
                     call(hook, "begin")
             self.session = session

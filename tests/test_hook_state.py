@@ -286,3 +286,59 @@ def test_the_runner_records_which_hook_requested_the_stop():
             assert session.stopped_by is None
             session.run(ten)
             assert session.stopped_by is first
+
+
+# --------------------------------------------------------------------------- without an estimator
+class InterruptAt(pyhooks.SessionRunHook):
+    """Raises KeyboardInterrupt (Ctrl-C) in its ``n``-th after_run."""
+
+    def __init__(self, n):
+        self.n, self.runs = n, 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        if self.runs == self.n:
+            raise KeyboardInterrupt
+
+
+def fit_line(steps=None):
+    """A variable w fitted to y = 2x, its step and a tf.train.Checkpoint of both, restored
+    from ``steps``' directory when it has a checkpoint (what a user's eager loop does)."""
+    x = tf.constant([[1.0], [2.0], [3.0]])
+    w, step = tf.Variable([[0.0]]), tf.Variable(0, dtype=tf.int64)
+    checkpoint = tf.train.Checkpoint(w=w, global_step=step)
+    if steps is not None and tf.train.latest_checkpoint(str(steps)):
+        checkpoint.restore(tf.train.latest_checkpoint(str(steps)))
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            losses = tf.reshape(tf.square(tf.matmul(x, w) - 2.0 * x), [-1])
+            total = tf.reduce_sum(losses)
+        w.assign_sub(0.01 * tape.gradient(total, w))
+        return {"loss": tf.reduce_mean(losses), "losses": losses}
+    return train_step, step, checkpoint
+
+
+def eager_run(model_dir, hooks):
+    train_step, step, checkpoint = fit_line(model_dir)
+    history = pyhooks.HistorySaverHook(every_n_step=1)
+    saver = pyhooks.CheckpointSaverHook(str(model_dir), save_steps=3, saver=checkpoint)
+    creator = pyhooks.EagerSessionCreator(train_step, global_step=step)
+    with pyhooks.MonitoredSession(creator, [saver, history, *hooks]) as session:
+        while not session.should_stop():
+            session.run()
+    return history.history
+
+
+def test_an_eager_loop_with_a_checkpoint_saver_resumes_the_hooks_state(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        eager_run(tmp_path, [InterruptAt(5)])
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-5")  # at the error
+    saved = json.loads((tmp_path / "hooks-5.json").read_text())["hooks"]
+    assert [row[2] for row in saved["HistorySaverHook-1"]["rows"]] == [1, 2, 3, 4, 5]
+    resumed = eager_run(tmp_path, [pyhooks.StopAtStepHook(last_step=8)])
+    assert resumed.to_dict()["steps"] == list(range(1, 9))
+    assert resumed.runs == [1] * 5 + [2] * 3
+    assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally: the next starts afresh
+    assert eager_run(tmp_path, [pyhooks.StopAtStepHook(last_step=9)]).to_dict()["steps"] == [9]

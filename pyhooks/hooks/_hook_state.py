@@ -32,17 +32,19 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import re
 
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import SessionRunHook
+from pyhooks.hook import RunInfo, SessionRunHook, run_info
+from pyhooks.hooks._common import global_step_read
 from pyhooks.hooks._checkpointing import CheckpointSaverListener, atomic_write_text
 from pyhooks.hooks._model_dir import listed_checkpoints
 
-__all__ = ["HookState", "checkpoint_steps", "has_state", "state_keys"]
+__all__ = ["HookState", "checkpoint_steps", "for_loop", "has_state", "listening", "state_keys"]
 
 FORMAT = 1
 _FILE = re.compile(r"hooks-(\d+)\.json$")
@@ -105,25 +107,41 @@ class HookState(SessionRunHook):
     at the session's creation) or in ``end()``. The estimator writes it itself
     after the save that follows a failure (:meth:`save`).
 
+    Without an estimator (``loop=True``: the eager backend, the Keras adapter, see
+    :func:`for_loop`) it does the rest itself: the start is the global step when the
+    session is created (the checkpoint the user restored), loaded in
+    ``after_create_session``; after a failure it writes the state of the save the
+    checkpoint saver makes then; a loop that ends normally (``end()``) removes the files.
+
     Args:
         model_dir: the model's directory.
         hooks: the loop's hooks.
-        start: the global step the call starts from.
+        start: the global step the call starts from (``loop=True``: None).
         write: whether this process writes the files (a chief).
+        loop: whether it drives the protocol alone (see above).
     """
 
-    def __init__(self, model_dir, hooks, start, write=True):
+    def __init__(self, model_dir, hooks, start=None, write=True, loop=False):
         self._dir = model_dir
         self._keys = state_keys(hooks)
         self._start = start
         self._write = write
+        self._loop = loop
         self.loaded = None  # the file this call's hooks resumed from, or None
         self.listener = _Listener(self)
         self._pending = None  # the step of a checkpoint saved in this step: its state is due
+        self._read = None  # loop=True: the global step read, until the start is known
 
     def begin(self):
+        self._pending = self.loaded = None
         if not self._keys:
             return
+        if self._loop:
+            self._start, self._read = None, global_step_read("HookState")
+            return
+        self._load()
+
+    def _load(self):
         path = state_path(self._dir, self._start)
         if not os.path.exists(path) or self._start not in checkpoint_steps(self._dir):
             return
@@ -145,6 +163,9 @@ class HookState(SessionRunHook):
         self.loaded = path
 
     def after_create_session(self, session, coord):
+        if self._read is not None:  # the first session of a loop: what it resumes from
+            self._start, self._read = int(session.run(self._read)), None
+            self._load()
         if self._pending is not None:  # saved at the session's creation: before any step
             self._write_pending()
 
@@ -153,10 +174,15 @@ class HookState(SessionRunHook):
             self._write_pending()
 
     def end(self, session):
-        if self._pending is not None:
+        if self._loop:
+            self._pending = None
+            self.finish()
+        elif self._pending is not None:
             self._write_pending()
 
     def after_error(self, session, error):
+        if self._loop and self._pending is not None:  # the saver's save after the failure
+            self._write_pending()
         self._pending = None  # the estimator saves after a failure, with this state
 
     def _write_pending(self):
@@ -198,6 +224,34 @@ class HookState(SessionRunHook):
             found = _FILE.search(os.path.basename(path))
             if found and int(found.group(1)) not in kept:
                 _remove(path)
+
+
+def for_loop(hooks, write=True):
+    """The :class:`HookState` of a loop without an estimator (``loop=True``), or None.
+
+    There is one when ``hooks`` has a ``CheckpointSaverHook`` (the first one's
+    directory holds the files) and a hook that keeps state. The driver runs it
+    last among the hooks and gives its ``listener`` to the savers (:func:`listening`).
+    """
+    from pyhooks.hooks.checkpoint_saver import CheckpointSaverHook
+
+    saver = next((hook for hook in hooks if isinstance(hook, CheckpointSaverHook)), None)
+    if saver is None or not state_keys(hooks):
+        return None
+    return HookState(saver.checkpoint_dir, hooks, write=write, loop=True)
+
+
+@contextlib.contextmanager
+def listening(state):
+    """The current :class:`pyhooks.RunInfo` with ``state``'s listener among its saving
+    listeners, around the hooks' ``begin()`` (``state`` None: as it is)."""
+    if state is None:
+        yield
+        return
+    outer = run_info()
+    with RunInfo(steps=outer.steps, saving_listeners=[*outer.saving_listeners, state.listener],
+                 mode=outer.mode, steps_per_run=outer.steps_per_run):
+        yield
 
 
 class _Listener(CheckpointSaverListener):

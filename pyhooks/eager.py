@@ -67,6 +67,12 @@ CheckpointSaverHook saves a ``tf.train.Checkpoint`` given as ``saver``;
 SummarySaverHook writes named outputs with ``tf.summary``; ProfilerHook traces
 its steps with ``tf.profiler.experimental`` next to the timeline of hook calls;
 FeedFnHook refuses in ``begin()`` (feed the step function instead).
+
+With a CheckpointSaverHook among the hooks, the state of hooks that keep one
+(``state_dict()``, e.g. HistorySaverHook's rows) is saved beside its
+checkpoints and given back to a loop that starts from one of them (restore the
+``tf.train.Checkpoint`` before creating the session): see
+:mod:`pyhooks.hooks._hook_state`.
 """
 
 from __future__ import annotations

@@ -41,6 +41,11 @@ after one batch.
 The hooks' :func:`pyhooks.run_info` says how many batches (steps) ``fit`` will run
 once Keras knows it (at the first epoch: ``epochs`` minus ``initial_epoch``, times
 the batches of an epoch), so a ``ProgressBarHook`` without a ``total`` shows them.
+
+With a ``CheckpointSaverHook`` among the hooks, the state of hooks that keep one
+(``state_dict()``) is saved beside its checkpoints and given back to a ``fit``
+that starts from one of them (the ``tf.train.Checkpoint`` restored before
+``fit``): see :mod:`pyhooks.hooks._hook_state`.
 """
 
 from __future__ import annotations

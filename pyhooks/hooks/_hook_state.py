@@ -3,12 +3,26 @@
 A hook that defines both ``state_dict()`` (returns JSON-serialisable data) and
 ``load_state_dict(state)`` has its state saved beside every checkpoint an
 estimator's ``train()`` writes into its model_dir, as ``hooks-<step>.json``
-next to ``model.ckpt-<step>`` (written atomically; removed when the saver
-removes that checkpoint). A later ``train()`` that resumes from that checkpoint
-after an interrupted call (killed, Ctrl-C, an error) gives each hook its state
-back with ``load_state_dict()``, after every hook's ``begin()`` and before the
+next to the checkpoint of that step (``model.ckpt-<step>``, or whatever base
+name the saver uses: a state belongs to a checkpoint the directory's
+``checkpoint`` index lists; written atomically; removed when the saver removes
+that checkpoint). A later ``train()`` that resumes from that checkpoint after
+an interrupted call (killed, Ctrl-C, an error) gives each hook its state back
+with ``load_state_dict()``, after every hook's ``begin()`` and before the
 first step. A call that ends normally removes the files: the next call starts
 with fresh hook state, as hooks always did.
+
+Without an estimator the same holds for a loop with a ``CheckpointSaverHook``
+among its hooks (the first one's ``checkpoint_dir`` gets the files): a
+:class:`pyhooks.MonitoredSession` on the eager backend
+(:class:`pyhooks.EagerSessionCreator`) and ``model.fit`` with
+:func:`pyhooks.keras_callback`. The state of a save is written at the end of
+its step, and after the save the saver makes when the loop fails or is
+interrupted; a loop that starts at the step of a listed checkpoint with a
+state file (the user restored that checkpoint, as a script does before its
+loop) loads it when its session is created, after the other hooks'
+``after_create_session()``; a loop that ends normally removes the files.
+Only the chief writes and loads them.
 
 Keys (what ties a saved state to a hook of the next process): the hook's
 ``state_key`` attribute when it is a non-empty string, else

@@ -342,3 +342,31 @@ def test_an_eager_loop_with_a_checkpoint_saver_resumes_the_hooks_state(tmp_path)
     assert resumed.runs == [1] * 5 + [2] * 3
     assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally: the next starts afresh
     assert eager_run(tmp_path, [pyhooks.StopAtStepHook(last_step=9)]).to_dict()["steps"] == [9]
+
+
+def test_a_monitored_training_session_resumes_the_hooks_state(tmp_path):
+    def run(hooks):
+        with tf.Graph().as_default():
+            step = tf.compat.v1.train.get_or_create_global_step()
+            w = tf.compat.v1.get_variable("w", initializer=0.0)
+            losses = tf.square(w * tf.constant([1.0, 2.0]) - 2.0)
+            tf.compat.v1.add_to_collection("losses", losses)
+            train = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+                tf.reduce_sum(losses), global_step=step)
+            history = pyhooks.HistorySaverHook(every_n_step=1)
+            with pyhooks.MonitoredTrainingSession(
+                    checkpoint_dir=str(tmp_path), save_checkpoint_steps=3,
+                    save_summaries_steps=None, hooks=[history, *hooks]) as session:
+                while not session.should_stop():
+                    session.run(train)
+        return history.history
+
+    with pytest.raises(KeyboardInterrupt):
+        run([InterruptAt(5)])
+    assert (tmp_path / "hooks-5.json").exists()  # with the checkpoint saved at the interrupt
+    saved = json.loads((tmp_path / "hooks-5.json").read_text())["hooks"]
+    assert set(saved) == {"StepCounterHook-1", "HistorySaverHook-1"}
+    resumed = run([pyhooks.StopAtStepHook(last_step=8)])
+    assert resumed.to_dict()["steps"] == list(range(1, 9))
+    assert resumed.runs == [1] * 5 + [2] * 3
+    assert not list(tmp_path.glob("hooks-*.json"))

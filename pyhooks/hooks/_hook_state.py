@@ -15,8 +15,10 @@ with fresh hook state, as hooks always did.
 Without an estimator the same holds for a loop with a ``CheckpointSaverHook``
 among its hooks (the first one's ``checkpoint_dir`` gets the files): a
 :class:`pyhooks.MonitoredSession` on the eager backend
-(:class:`pyhooks.EagerSessionCreator`) and ``model.fit`` with
-:func:`pyhooks.keras_callback`. The state of a save is written at the end of
+(:class:`pyhooks.EagerSessionCreator`), ``model.fit`` with
+:func:`pyhooks.keras_callback`, and a chief's
+:func:`pyhooks.MonitoredTrainingSession` with a ``checkpoint_dir`` (whose own
+``StepCounterHook`` keeps state). The state of a save is written at the end of
 its step, and after the save the saver makes when the loop fails or is
 interrupted; a loop that starts at the step of a listed checkpoint with a
 state file (the user restored that checkpoint, as a script does before its

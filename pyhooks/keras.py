@@ -63,7 +63,7 @@ from pyhooks._steps import (Coordinator, HookedStep, call, call_after_error, cal
                             is_end_of_input)
 from pyhooks.hook import RunInfo, SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 from pyhooks.hooks._common import backend_scope
-from pyhooks.hooks._hook_state import for_loop, listening
+from pyhooks.hooks._hook_state import for_loop
 from pyhooks.hooks._workers import worker_scope
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
@@ -201,12 +201,13 @@ class HooksCallback(keras.callbacks.Callback):
         self._per_call = _steps_per_execution(model)
         self._iterations = model.optimizer.iterations if self._per_call > 1 else None
         self._done = None if self._iterations is None else int(self._iterations.numpy())
-        self._run = RunInfo(mode="train", steps_per_run=self._per_call)
+        state = self._hook_state
+        self._run = RunInfo(mode="train", steps_per_run=self._per_call,
+                            saving_listeners=() if state is None else [state.listener])
         self._install_guard(model)
         coord = Coordinator()
         try:
-            with backend_scope(graph), worker_scope(self.worker), self._run, \
-                    listening(self._hook_state):
+            with backend_scope(graph), worker_scope(self.worker), self._run:
                 for hook in self._begin_hooks:
                     call(hook, "begin")
             self.session = session

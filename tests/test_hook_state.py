@@ -12,7 +12,7 @@ tf = pytest.importorskip("tensorflow")
 import pyhooks  # noqa: E402
 from pyhooks.estimators import column_numeric, feature_columns, input_fn, linear_regressor, \
     load_mtcars  # noqa: E402
-from pyhooks.hooks._hook_state import state_keys  # noqa: E402
+from pyhooks.hooks._hook_state import HookState, listening, state_keys  # noqa: E402
 
 
 def silent():
@@ -370,3 +370,14 @@ def test_a_monitored_training_session_resumes_the_hooks_state(tmp_path):
     assert resumed.to_dict()["steps"] == list(range(1, 9))
     assert resumed.runs == [1] * 5 + [2] * 3
     assert not list(tmp_path.glob("hooks-*.json"))
+
+
+def test_listening_adds_the_listener_to_the_drivers_run_info_for_begin_only(tmp_path):
+    state = HookState(str(tmp_path), [Counter()], loop=True)
+    with pyhooks.RunInfo(steps=7) as info:
+        with listening(state):
+            assert pyhooks.run_info() is info  # the one hooks keep: fields set later reach them
+            assert info.saving_listeners == (state.listener,)
+        assert info.saving_listeners == ()
+    with listening(state):
+        assert pyhooks.run_info().saving_listeners == (state.listener,)

@@ -340,7 +340,9 @@ def test_the_hooks_state_resumes_with_a_checkpoint_saver_after_an_interrupt(tmp_
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-6")  # at the error
     assert sorted(p.name for p in tmp_path.glob("hooks-*.json")) == [
         "hooks-0.json", "hooks-4.json", "hooks-6.json"]
-    resumed = run(1)
+    bar = pyhooks.ProgressBarHook(writer=io.StringIO())
+    resumed = run(1, [bar])
+    assert bar._expected() == 4  # the fit's batches, set in the RunInfo after begin()
     assert resumed.to_dict()["steps"] == list(range(1, 11))
     assert resumed.runs == [1] * 6 + [2] * 4
     assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally: the next starts afresh

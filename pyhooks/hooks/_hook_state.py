@@ -55,7 +55,7 @@ import os
 import re
 
 from pyhooks.errors import add_hook_note
-from pyhooks.hook import RunInfo, SessionRunHook, run_info
+from pyhooks.hook import _RUN_INFO, RunInfo, SessionRunHook
 from pyhooks.hooks._common import global_step_read
 from pyhooks.hooks._checkpointing import CheckpointSaverListener, atomic_write_text
 from pyhooks.hooks._model_dir import listed_checkpoints
@@ -242,7 +242,7 @@ class HookState(SessionRunHook):
                 _remove(path)
 
 
-def for_loop(hooks, write=True):
+def for_loop(hooks):
     """The :class:`HookState` of a loop without an estimator (``loop=True``), or None.
 
     There is one when ``hooks`` has a ``CheckpointSaverHook`` (the first one's
@@ -254,20 +254,31 @@ def for_loop(hooks, write=True):
     saver = next((hook for hook in hooks if isinstance(hook, CheckpointSaverHook)), None)
     if saver is None or not state_keys(hooks):
         return None
-    return HookState(saver.checkpoint_dir, hooks, write=write, loop=True)
+    return HookState(saver.checkpoint_dir, hooks, loop=True)
 
 
 @contextlib.contextmanager
 def listening(state):
-    """The current :class:`pyhooks.RunInfo` with ``state``'s listener among its saving
-    listeners, around the hooks' ``begin()`` (``state`` None: as it is)."""
+    """``state``'s listener among the saving listeners of the hooks' ``begin()`` (which
+    is where a ``CheckpointSaverHook`` reads them); ``state`` None: nothing.
+
+    The driver's :class:`pyhooks.RunInfo`, if one is entered, stays the one hooks keep
+    (its fields may be set later): the listener is added to it for the duration only.
+    """
     if state is None:
         yield
         return
-    outer = run_info()
-    with RunInfo(steps=outer.steps, saving_listeners=[*outer.saving_listeners, state.listener],
-                 mode=outer.mode, steps_per_run=outer.steps_per_run):
+    outer = _RUN_INFO.get()
+    if outer is None:
+        with RunInfo(saving_listeners=[state.listener]):
+            yield
+        return
+    kept = outer.saving_listeners
+    outer.saving_listeners = (*kept, state.listener)
+    try:
         yield
+    finally:
+        outer.saving_listeners = kept
 
 
 class _Listener(CheckpointSaverListener):

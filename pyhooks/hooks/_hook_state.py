@@ -289,8 +289,10 @@ class _Listener(CheckpointSaverListener):
 
     def before_save(self, session, global_step_value):
         # before the checkpoint exists (a state file of a save into another directory is
-        # pruned as one without its checkpoint)
-        self._state.save(global_step_value, prune=False)
+        # pruned as one without its checkpoint); not in a loop's save at its session's
+        # creation, before the state it resumes from is loaded (it would replace that)
+        if self._state._read is None:  # noqa: SLF001
+            self._state.save(global_step_value, prune=False)
 
     def after_save(self, session, global_step_value):
         if global_step_value in checkpoint_steps(self._state._dir):  # noqa: SLF001 - not another dir's

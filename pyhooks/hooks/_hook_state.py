@@ -18,9 +18,9 @@ among its hooks (the first one's ``checkpoint_dir`` gets the files): a
 (:class:`pyhooks.EagerSessionCreator`), ``model.fit`` with
 :func:`pyhooks.keras_callback`, and a chief's
 :func:`pyhooks.MonitoredTrainingSession` with a ``checkpoint_dir`` (whose own
-``StepCounterHook`` keeps state). The state of a save is written at the end of
-its step, and after the save the saver makes when the loop fails or is
-interrupted; a loop that starts at the step of a listed checkpoint with a
+``StepCounterHook`` keeps state). The state of a save is written as in an
+estimator (just before it and at the end of its step), and after the save the
+saver makes when the loop fails or is interrupted; a loop that starts at the step of a listed checkpoint with a
 state file (the user restored that checkpoint, as a script does before its
 loop) loads it when its session is created, after the other hooks'
 ``after_create_session()``; a loop that ends normally removes the files.

@@ -67,6 +67,12 @@ CheckpointSaverHook saves a ``tf.train.Checkpoint`` given as ``saver``;
 SummarySaverHook writes named outputs with ``tf.summary``; ProfilerHook traces
 its steps with ``tf.profiler.experimental`` next to the timeline of hook calls;
 FeedFnHook refuses in ``begin()`` (feed the step function instead).
+
+With a CheckpointSaverHook among the hooks, the state of hooks that keep one
+(``state_dict()``, e.g. HistorySaverHook's rows) is saved beside its
+checkpoints and given back to a loop that starts from one of them (restore the
+``tf.train.Checkpoint`` before creating the session): see
+:mod:`pyhooks.hooks._hook_state`.
 """
 
 from __future__ import annotations
@@ -78,6 +84,7 @@ from pyhooks._outputs import (GLOBAL_STEP_READ, LOSS, STEP, Evaluator, StepGraph
                               StepOutputError, has_output)
 from pyhooks.hook import RunInfo, run_info
 from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks._hook_state import for_loop, listening
 from pyhooks.hooks._workers import worker_scope
 
 __all__ = ["EagerSession", "EagerSessionCreator", "StepOutputError"]
@@ -405,16 +412,25 @@ class EagerSessionCreator:
         self.worker = distribute.find_worker(strategy, is_chief)
         self._chief_only_hooks = chief_only_hooks
         self._agree_every_n_steps = agree_every_n_steps
+        self._hook_state = None  # of the hooks of the MonitoredSession made last
         distribute.worker_hooks((), chief_only_hooks, self.worker, agree_every_n_steps,
                                 strategy)  # bad arguments are errors now, not in MonitoredSession
 
     def pyhooks_hooks(self, hooks):
         """The hooks :class:`pyhooks.MonitoredSession` runs: ``hooks``, the chief-only ones
-        on the chief, and with several workers a stop agreement (last)."""
+        on the chief, the hooks' state beside the checkpoints of a ``CheckpointSaverHook``
+        (:func:`pyhooks.hooks._hook_state.for_loop`), and with several workers a stop
+        agreement (last)."""
         from pyhooks.hooks.stop_at_step import StopAtStepHook
 
-        hooks = distribute.worker_hooks(hooks, self._chief_only_hooks, self.worker,
-                                        self._agree_every_n_steps, self._strategy)
+        hooks = distribute.worker_hooks(hooks, self._chief_only_hooks, self.worker)
+        chief = self.worker is None or self.worker.is_chief
+        self._hook_state = for_loop(hooks) if chief else None  # the files are the chief's
+        if self._hook_state is not None:
+            hooks.append(self._hook_state)
+        if self.worker is not None:  # the stop agreement, last
+            hooks = distribute.worker_hooks(hooks, None, self.worker, self._agree_every_n_steps,
+                                            self._strategy)
         self._stop_hooks[:] = [hook for hook in hooks if isinstance(hook, StopAtStepHook)]
         return hooks
 
@@ -427,7 +443,8 @@ class EagerSessionCreator:
     def pyhooks_hook_scope(self):
         """The context in which :class:`pyhooks.MonitoredSession` runs the hooks' ``begin()``:
         their lookups answered by this backend, this process's worker for their files."""
-        with backend_scope(self.graph), worker_scope(self.worker), self._run_info():
+        with backend_scope(self.graph), worker_scope(self.worker), self._run_info(), \
+                listening(self._hook_state):
             yield
 
     def _run_info(self):

@@ -41,6 +41,11 @@ after one batch.
 The hooks' :func:`pyhooks.run_info` says how many batches (steps) ``fit`` will run
 once Keras knows it (at the first epoch: ``epochs`` minus ``initial_epoch``, times
 the batches of an epoch), so a ``ProgressBarHook`` without a ``total`` shows them.
+
+With a ``CheckpointSaverHook`` among the hooks, the state of hooks that keep one
+(``state_dict()``) is saved beside its checkpoints and given back to a ``fit``
+that starts from one of them (the ``tf.train.Checkpoint`` restored before
+``fit``): see :mod:`pyhooks.hooks._hook_state`.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from pyhooks._steps import (Coordinator, HookedStep, call, call_after_error, cal
                             is_end_of_input)
 from pyhooks.hook import RunInfo, SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks._hook_state import for_loop
 from pyhooks.hooks._workers import worker_scope
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
@@ -94,7 +100,10 @@ def keras_callback(hooks, global_step=None, chief_only_hooks=None, is_chief=None
     if strategy is None and is_chief is None and tf.distribute.has_strategy():
         strategy = tf.distribute.get_strategy()
     worker = distribute.find_worker(strategy, is_chief)
-    callback = HooksCallback(distribute.worker_hooks(hooks, chief_only_hooks, worker), global_step)
+    hooks = distribute.worker_hooks(hooks, chief_only_hooks, worker)
+    state = for_loop(hooks) if worker is None or worker.is_chief else None
+    callback = HooksCallback(hooks if state is None else [*hooks, state], global_step,
+                             hook_state=state)
     callback.worker = worker
     return callback
 
@@ -156,8 +165,9 @@ class HooksCallback(keras.callbacks.Callback):
 
     worker = None
 
-    def __init__(self, hooks, global_step=None):
+    def __init__(self, hooks, global_step=None, hook_state=None):
         super().__init__()
+        self._hook_state = hook_state  # one of ``hooks``: its listener goes to the savers
         self.hooks = check_hooks(hooks)
         using = hooks_by_method(self.hooks)
         self._begin_hooks = using["begin"]
@@ -191,7 +201,9 @@ class HooksCallback(keras.callbacks.Callback):
         self._per_call = _steps_per_execution(model)
         self._iterations = model.optimizer.iterations if self._per_call > 1 else None
         self._done = None if self._iterations is None else int(self._iterations.numpy())
-        self._run = RunInfo(mode="train", steps_per_run=self._per_call)
+        state = self._hook_state
+        self._run = RunInfo(mode="train", steps_per_run=self._per_call,
+                            saving_listeners=() if state is None else [state.listener])
         self._install_guard(model)
         coord = Coordinator()
         try:

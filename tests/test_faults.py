@@ -98,6 +98,26 @@ def test_kill_9_mid_training_resumes_from_the_last_checkpoint(tmp_path):
     assert [step for step, run_ in rows if run_ == 2] == [saved + 1, saved + 2, saved + 3]
 
 
+def test_kill_9_of_an_eager_loop_resumes_its_hooks_state_with_its_checkpoint(tmp_path):
+    worker = start("eager", tmp_path, 1000, slow=0.02)
+    wait_for_line(worker, "step 12")
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=60)
+    saved = latest_step(tmp_path)
+    assert saved >= 10  # every 5 steps
+    assert (tmp_path / f"hooks-{saved}.json").exists()
+    code, out, err = run("eager", tmp_path, 3)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"step {saved + 1}"
+    assert out.splitlines()[-1] == f"done {saved + 3}"
+    history = json.loads(out.splitlines()[-2].removeprefix("history "))
+    assert history["steps"] == list(range(1, saved + 4))  # both processes' rows, none twice
+    assert history["runs"] == [1] * saved + [2] * 3
+    assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally
+    assert [step for step, run_ in history_rows(tmp_path) if run_ == 2] == [
+        saved + 1, saved + 2, saved + 3]
+
+
 def test_sigint_to_the_process_group_keeps_a_checkpoint_and_the_history(tmp_path):
     worker = start("train", tmp_path, 1000, slow=0.02, new_session=True)
     wait_for_line(worker, "step 7")

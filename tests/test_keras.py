@@ -311,6 +311,43 @@ def test_checkpoint_saver_with_tf_train_checkpoint(tmp_path):
         np.testing.assert_allclose(a, b)
 
 
+class InterruptAt(pyhooks.SessionRunHook):
+    """Raises KeyboardInterrupt (Ctrl-C) in its ``n``-th after_run."""
+
+    def __init__(self, n):
+        self.n, self.runs = n, 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        if self.runs == self.n:
+            raise KeyboardInterrupt
+
+
+def test_the_hooks_state_resumes_with_a_checkpoint_saver_after_an_interrupt(tmp_path):
+    def run(epochs, extra=()):
+        model = make_model()
+        model.optimizer.build(model.trainable_variables)
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+        if tf.train.latest_checkpoint(str(tmp_path)):  # what a user's script does
+            checkpoint.restore(tf.train.latest_checkpoint(str(tmp_path)))
+        history = pyhooks.HistorySaverHook(every_n_step=1)
+        saver = pyhooks.CheckpointSaverHook(tmp_path, save_steps=4, saver=checkpoint)
+        fit([saver, history, *extra], epochs=epochs, model=model)
+        return history.history
+
+    with pytest.raises(KeyboardInterrupt):
+        run(3, [InterruptAt(6)])
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-6")  # at the error
+    assert sorted(p.name for p in tmp_path.glob("hooks-*.json")) == [
+        "hooks-0.json", "hooks-4.json", "hooks-6.json"]
+    bar = pyhooks.ProgressBarHook(writer=io.StringIO())
+    resumed = run(1, [bar])
+    assert bar._expected() == 4  # the fit's batches, set in the RunInfo after begin()
+    assert resumed.to_dict()["steps"] == list(range(1, 11))
+    assert resumed.runs == [1] * 6 + [2] * 4
+    assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally: the next starts afresh
+
+
 def test_summary_saver_writes_logs_with_tf_summary(tmp_path):
     hook = pyhooks.SummarySaverHook(save_steps=4, output_dir=tmp_path, summary_op=["loss", "mae"])
     _, logs = fit([hook])

@@ -96,6 +96,23 @@ def run_pyhooks(path, shuffle):
     return marks
 
 
+def floor_train_op(tf, columns, labels):
+    """The hand-written floor's train op: the DNN [64, 32] regressor of ``columns`` (a list
+    of batch tensors), squared error summed, Adagrad 0.05, in the default graph."""
+    v1 = tf.compat.v1
+    hidden = tf.stack(columns, axis=1)
+    for i, units in enumerate((64, 32, 1)):
+        w = v1.get_variable(f"w{i}", [hidden.shape[1], units],
+                            initializer=v1.glorot_uniform_initializer())
+        b = v1.get_variable(f"b{i}", [units], initializer=v1.zeros_initializer())
+        hidden = tf.matmul(hidden, w) + b
+        if units > 1:
+            hidden = tf.nn.relu(hidden)
+    loss = tf.reduce_sum(tf.math.squared_difference(tf.reshape(hidden, [-1]), labels))
+    step = v1.train.get_or_create_global_step()
+    return v1.train.AdagradOptimizer(0.05).minimize(loss, global_step=step)
+
+
 def run_floor(path, shuffle):
     import tensorflow as tf
     v1 = tf.compat.v1
@@ -106,18 +123,7 @@ def run_floor(path, shuffle):
             data = data.shuffle(BUFFER)
         data = data.repeat().batch(BATCH).prefetch(tf.data.AUTOTUNE)
         *x, y = v1.data.make_one_shot_iterator(data).get_next()
-        hidden = tf.stack(x, axis=1)
-        for i, units in enumerate((64, 32, 1)):
-            w = v1.get_variable(f"w{i}", [hidden.shape[1], units],
-                                initializer=v1.glorot_uniform_initializer())
-            b = v1.get_variable(f"b{i}", [units], initializer=v1.zeros_initializer())
-            hidden = tf.matmul(hidden, w) + b
-            if units > 1:
-                hidden = tf.nn.relu(hidden)
-        out = tf.reshape(hidden, [-1])
-        loss = tf.reduce_sum(tf.math.squared_difference(out, y))
-        step = v1.train.get_or_create_global_step()
-        train_op = v1.train.AdagradOptimizer(0.05).minimize(loss, global_step=step)
+        train_op = floor_train_op(tf, x, y)
         init = v1.global_variables_initializer()
     graph.finalize()
     with v1.Session(graph=graph) as session:

@@ -21,6 +21,9 @@ from pyhooks.hooks._hook_state import HookState
 def main():
     where = tempfile.mkdtemp(prefix="pyhooks-bench-state-")
     open(os.path.join(where, "model.ckpt-7.index"), "w").close()
+    with open(os.path.join(where, "checkpoint"), "w") as index:  # the saver's index lists it
+        index.write('model_checkpoint_path: "model.ckpt-7"\n'
+                    'all_model_checkpoint_paths: "model.ckpt-7"\n')
     history = pyhooks.HistorySaverHook(every_n_step=10)
     for step in range(50):
         history.history.append_values((1.5, 12.0, step))

@@ -16,7 +16,9 @@ existing session and calls nothing else (the tests call ``begin()``,
 pyhooks' ``MonitoredSession`` on that session, the hooks seen through a view
 that has only those two methods. TensorFlow's test utilities that the pip
 package lacks (``fake_summary_writer``, contrib's ``util_test`` and
-``get_or_create_global_step`` in older copies of the files) are written here.
+``get_or_create_global_step`` in older copies of the files) are written here, and
+two TensorFlow names that 2.21 keeps in other modules (``variables.VariableV1``,
+``ops.Tensor``) are put back where the files look for them, in both runs.
 
 Each test is classified from its code (and that of the helpers and
 module-level classes it uses):
@@ -254,9 +256,19 @@ def rewrite(source, package, redirect):
 
 
 # Threads the tests leave running (CoordinatedSessionTest's) would keep pytest from exiting.
+# TensorFlow names that newer copies of the files use from modules where 2.21 no longer
+# has them (``variables.VariableV1``, ``ops.Tensor``) are put back where the files look.
 CONFTEST = """
 import os
 import sys
+
+from tensorflow.python.framework import ops, tensor
+from tensorflow.python.ops import variable_v1, variables
+
+for module, name, value in ((variables, "VariableV1", variable_v1.VariableV1),
+                            (ops, "Tensor", tensor.Tensor)):
+    if not hasattr(module, name):
+        setattr(module, name, value)
 
 
 def pytest_unconfigure(config):

@@ -46,7 +46,10 @@ Methods a hook does not override are never called (that is free for the hook).
 
 pyhooks only: a hook may also define ``state_dict()`` and ``load_state_dict(state)``;
 an estimator's ``train()`` saves that state beside its checkpoints and gives it
-back when a call resumes an interrupted one (:mod:`pyhooks.hooks._hook_state`).
+back when a call resumes an interrupted one; so do an eager loop,
+``model.fit`` and ``MonitoredTrainingSession`` whose hooks have a
+``CheckpointSaverHook``, when they start from its checkpoint
+(:mod:`pyhooks.hooks._hook_state`).
 ``MonitoredSession.stopped_by`` is the hook whose ``after_run`` requested the stop.
 
 What the driver of a loop knows and a hook may need (the number of steps it
@@ -211,7 +214,9 @@ class RunInfo:
             ``CheckpointSaverHook`` calls besides its own (``train(saving_listeners=)``).
         mode: ``"train"``, ``"eval"``, ``"predict"``, or None.
         steps_per_run: the most global steps one ``run()`` call makes (a loop of
-            steps inside the call, ``run_config(steps_per_execution=)``; the last
+            steps inside the call, ``run_config(steps_per_execution=)``,
+            ``EagerSessionCreator(steps_per_execution=)``, Keras'
+            ``compile(steps_per_execution=)`` under ``keras_callback``; the last
             call may make fewer). Hooks that act on steps count a call as up to
             this many (TensorFlow's private ``_set_steps_per_run``, which
             pyhooks' hooks also take, and which wins over this field).

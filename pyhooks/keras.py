@@ -15,9 +15,17 @@ backend (:mod:`pyhooks.eager`); a name missing from the logs is an error
 listing the ones there are. The losses collection is ``logs["loss"]``: what
 Keras reports, i.e. the mean over the epoch so far, not a per-example loss.
 The global step is the optimizer's ``iterations`` variable (or ``global_step``).
-Its read gives the step the batch reaches minus one, so that hooks' "fetched
-value + 1" is the step reached also with ``steps_per_execution`` > 1 (with one
-step per batch, that is the value before the batch, as in a graph).
+Its read gives the step before the batch, as in a graph.
+
+With ``model.compile(steps_per_execution=N)`` Keras runs up to N batches per
+call of its train function and calls ``on_train_batch_begin``/``_end`` once per
+call: the hooks see one run per call, told ``pyhooks.RunInfo(steps_per_run=N)``
+(so step-based hooks fire at the first call reaching their step), values from
+that call's logs (its last batch's), and the steps the call really made (the
+last call of an epoch may make fewer; counted from the optimizer's
+``iterations``). A stop requested by a hook ends ``fit`` after the call that
+requested it: ``StopAtStepHook(last_step=s)`` ends it at the first call
+reaching ``s``, which may be up to N - 1 steps past ``s``.
 
 ``after_error`` is called when a hook raises, when the train step raises
 (``model.train_function`` is wrapped for the duration of ``fit``) and, if the
@@ -30,9 +38,14 @@ Keras looks at ``stop_training`` only after a batch: a stop requested in
 ``after_create_session`` (``StopAtStepHook`` already at its step) ends ``fit``
 after one batch.
 
-The hooks' :func:`pyhooks.run_info` says how many batches ``fit`` will run once
-Keras knows it (at the first epoch: ``epochs`` minus ``initial_epoch``, times
+The hooks' :func:`pyhooks.run_info` says how many batches (steps) ``fit`` will run
+once Keras knows it (at the first epoch: ``epochs`` minus ``initial_epoch``, times
 the batches of an epoch), so a ``ProgressBarHook`` without a ``total`` shows them.
+
+With a ``CheckpointSaverHook`` among the hooks, the state of hooks that keep one
+(``state_dict()``) is saved beside its checkpoints and given back to a ``fit``
+that starts from one of them (the ``tf.train.Checkpoint`` restored before
+``fit``): see :mod:`pyhooks.hooks._hook_state`.
 """
 
 from __future__ import annotations
@@ -50,6 +63,7 @@ from pyhooks._steps import (Coordinator, HookedStep, call, call_after_error, cal
                             is_end_of_input)
 from pyhooks.hook import RunInfo, SessionRunArgs, SessionRunContext, check_hooks, hooks_by_method
 from pyhooks.hooks._common import backend_scope
+from pyhooks.hooks._hook_state import for_loop
 from pyhooks.hooks._workers import worker_scope
 
 __all__ = ["HooksCallback", "KerasSession", "keras_callback"]
@@ -86,7 +100,10 @@ def keras_callback(hooks, global_step=None, chief_only_hooks=None, is_chief=None
     if strategy is None and is_chief is None and tf.distribute.has_strategy():
         strategy = tf.distribute.get_strategy()
     worker = distribute.find_worker(strategy, is_chief)
-    callback = HooksCallback(distribute.worker_hooks(hooks, chief_only_hooks, worker), global_step)
+    hooks = distribute.worker_hooks(hooks, chief_only_hooks, worker)
+    state = for_loop(hooks) if worker is None or worker.is_chief else None
+    callback = HooksCallback(hooks if state is None else [*hooks, state], global_step,
+                             hook_state=state)
     callback.worker = worker
     return callback
 
@@ -116,6 +133,12 @@ class KerasSession(Evaluator):
         pass
 
 
+def _steps_per_execution(model):
+    """The most batches one call of ``model``'s train function runs (Keras' compile option)."""
+    count = getattr(model, "steps_per_execution", 1)
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 1 else 1
+
+
 class _TrainFunctionGuard:
     """Stands for ``model.train_function`` during ``fit`` so errors of the step reach the hooks."""
 
@@ -142,8 +165,9 @@ class HooksCallback(keras.callbacks.Callback):
 
     worker = None
 
-    def __init__(self, hooks, global_step=None):
+    def __init__(self, hooks, global_step=None, hook_state=None):
         super().__init__()
+        self._hook_state = hook_state  # one of ``hooks``: its listener goes to the savers
         self.hooks = check_hooks(hooks)
         using = hooks_by_method(self.hooks)
         self._begin_hooks = using["begin"]
@@ -156,6 +180,8 @@ class HooksCallback(keras.callbacks.Callback):
         self._active = False
         self._guard = None
         self._first_batch = 0
+        self._per_call = 1  # model.compile(steps_per_execution=): the most batches per call
+        self._iterations = self._done = None  # then: the optimizer's, and its value
         self._request = None  # the batch's, from the hooks' before_run
         self._run = None  # this fit's RunInfo (its steps known at the first epoch)
 
@@ -172,7 +198,12 @@ class HooksCallback(keras.callbacks.Callback):
         session = KerasSession(graph)
         self._hooked.new_session()
         self._active = True
-        self._run = RunInfo(mode="train")
+        self._per_call = _steps_per_execution(model)
+        self._iterations = model.optimizer.iterations if self._per_call > 1 else None
+        self._done = None if self._iterations is None else int(self._iterations.numpy())
+        state = self._hook_state
+        self._run = RunInfo(mode="train", steps_per_run=self._per_call,
+                            saving_listeners=() if state is None else [state.listener])
         self._install_guard(model)
         coord = Coordinator()
         try:
@@ -192,8 +223,7 @@ class HooksCallback(keras.callbacks.Callback):
         batches = (self.params or {}).get("steps")
         run = self._run
         if run is not None and run.steps is None and batches:  # the first epoch: initial_epoch
-            per_run = getattr(self.model, "steps_per_execution", 1) or 1
-            run.steps = (self.params["epochs"] - epoch) * -(-batches // per_run)
+            run.steps = (self.params["epochs"] - epoch) * batches
 
     def on_train_batch_begin(self, batch, logs=None):
         self._first_batch = batch
@@ -209,13 +239,18 @@ class HooksCallback(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         session, request = self.session, self._request
         session.last_outputs = logs = logs if logs is not None else {}
-        reached = session.step + batch - self._first_batch + 1  # steps_per_execution > 1: more
+        before = session.step
+        if self._iterations is None:
+            reached = before + batch - self._first_batch + 1
+        else:  # Keras' `batch` is the call's first + N - 1, also for a last call making fewer
+            done = int(self._iterations.numpy())
+            reached, self._done = before + done - self._done, done
         if not self._hooked.active:
             session.step = reached
             return
         try:
             try:
-                values = session.evaluate(request.plan.flat, logs, reached - 1)
+                values = session.evaluate(request.plan.flat, logs, before)
             except BaseException as error:
                 self._hooked.failed(request, error, session)
                 raise

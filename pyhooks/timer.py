@@ -76,6 +76,20 @@ class SecondOrStepTimer:
         self._last_triggered_step = None
         self._last_triggered_time = None
 
+    def resume(self, step):
+        """Continues a schedule of steps whose last trigger was at ``step`` (in a process
+        that ended): the next trigger is due ``every_steps`` after it, and, as a first
+        trigger, returns no elapsed time (the clock of that process is not this one's).
+
+        Raises:
+            ValueError: the timer counts seconds, whose schedule is its clock.
+        """
+        if self._every_steps is None:
+            raise ValueError("SecondOrStepTimer.resume(): only a timer of steps can resume "
+                             "(this one triggers every N seconds).")
+        self._last_triggered_step = step
+        self._last_triggered_time = None
+
     def should_trigger_for_step(self, step):
         """True if ``step`` is due (always true before the first trigger)."""
         last = self._last_triggered_step

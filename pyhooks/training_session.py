@@ -6,6 +6,7 @@ import os
 
 from pyhooks import _logging
 from pyhooks.hook import check_hooks
+from pyhooks.hooks._hook_state import for_loop, listening
 from pyhooks.session import MonitoredSession
 
 __all__ = ["USE_DEFAULT", "MonitoredTrainingSession"]
@@ -39,6 +40,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     from ``worker_context.is_chief``, the default hooks from its
     ``should_save_summary`` and ``should_checkpoint``; with a collective
     strategy, the other workers write theirs to ``<dir>/tmp_<task_type>_<task_id>``.
+
+    On a chief outside a worker context, the state of hooks that keep one
+    (``state_dict()``: ``StepCounterHook``'s, a ``HistorySaverHook``'s...) is saved
+    beside the checkpoints and given back when the session starts from one of
+    them (:mod:`pyhooks.hooks._hook_state`).
     """
     from tensorflow.python.distribute import distribute_coordinator_context
     from tensorflow.python.training.monitored_session import (
@@ -87,7 +93,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     all_hooks = chief_only_hooks + _default_hooks(
         scaffold, summary_dir, checkpoint_dir, log_step_count_steps, save_summaries_steps,
         save_summaries_secs, save_checkpoint_steps, save_checkpoint_secs, save_graph_def) + hooks
-    return MonitoredSession(creator, all_hooks, stop_grace_period_secs)
+    state = for_loop(all_hooks)  # the hooks' state beside the checkpoints, last
+    if state is not None:
+        all_hooks.append(state)
+    with listening(state):  # around the hooks' begin()
+        return MonitoredSession(creator, all_hooks, stop_grace_period_secs)
 
 
 def _default_hooks(scaffold, summary_dir, checkpoint_dir, log_step_count_steps,

@@ -459,9 +459,75 @@ def mwms_early_stopping(config, task_type, task_id):
             evaluations={str(k): v["average_loss"] for k, v in evaluations.items()})
 
 
+# --------------------------------------------------------------------------- launched by Ray
+def ray_launch(config, task_type, task_id):
+    """The driver of a local Ray cluster on loopback: for each of ``config["runs"]`` (a
+    dict of config entries, ``scenario`` the one each worker runs), a Ray Train
+    ``TensorflowTrainer`` of 2 workers, which sets each worker's ``TF_CONFIG``; each worker
+    runs that scenario of this file with its own ``dir`` (``<dir>/<n>``), or with
+    ``scenario: "rscript"`` an ``Rscript`` of ``config["r_worker"]`` (``r_args``). Reports
+    each fit's error (None, or Ray's message), then shuts Ray down.
+    """
+    import shutil
+    import tempfile
+
+    import ray
+    from ray.train import RunConfig, ScalingConfig
+    from ray.train.tensorflow import TensorflowTrainer
+
+    os.environ.pop("TF_CONFIG")  # the test's, naming this process: Ray sets the workers'
+    here = os.path.dirname(os.path.abspath(__file__))
+    # Ray's session files (its sockets' paths must stay short), removed at the end
+    ray_temp = tempfile.mkdtemp(prefix="ray")
+    ray.init(num_cpus=2, object_store_memory=80 * 2**20, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False, _temp_dir=ray_temp,
+             runtime_env={"env_vars": {"PYTHONPATH": here}})
+    errors = []
+    try:
+        for n, run in enumerate(config["runs"]):
+            run = dict(config, **run, dir=os.path.join(config["dir"], str(n)))
+            os.makedirs(run["dir"])
+            trainer = TensorflowTrainer(
+                ray_worker, train_loop_config=run,
+                scaling_config=ScalingConfig(num_workers=2),
+                run_config=RunConfig(name=f"run{n}", storage_path=os.path.join(run["dir"], "ray")))
+            try:
+                trainer.fit()
+                errors.append(None)
+            except Exception as error:  # noqa: BLE001 - reported to the test
+                errors.append(f"{type(error).__name__}: {error}")
+    finally:
+        ray.shutdown()
+        shutil.rmtree(ray_temp, ignore_errors=True)
+    _report(config, task_type, task_id, errors=errors)
+
+
+def ray_worker(config):
+    """One Ray Train worker: the task Ray's ``TF_CONFIG`` names runs ``config["scenario"]``."""
+    import subprocess
+
+    task = json.loads(os.environ["TF_CONFIG"])["task"]
+    if config["scenario"] == "rscript":
+        out = os.path.join(config["dir"], f"worker_{task['index']}.txt")
+        done = subprocess.run(
+            ["Rscript", "--vanilla", config["r_worker"], os.path.join(config["dir"], "model"),
+             out, *config.get("r_args", [])], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"Rscript ended with status {done.returncode}:\n"
+                               f"{done.stderr[-3000:]}")
+        return
+    try:
+        SCENARIOS[config["scenario"]](config, task["type"], task["index"])
+    except SystemExit:  # the scenario caught its error, reported it and exits: Ray shows it
+        with open(os.path.join(config["dir"], f"worker_{task['index']}.json"),
+                  encoding="utf-8") as stream:
+            report = json.load(stream)
+        raise RuntimeError(f"{report['error']}: {report['message']}") from None
+
+
 SCENARIOS = {"tf1_ps_workers": tf1_ps_workers, "mwms_eager": mwms_eager, "pss_eager": pss_eager,
              "mirrored": mirrored, "mwms_estimator": mwms_estimator,
-             "mwms_early_stopping": mwms_early_stopping}
+             "mwms_early_stopping": mwms_early_stopping, "ray_launch": ray_launch}
 
 
 def main(argv):

@@ -9,6 +9,9 @@ Modes:
                 "history <json: the history's steps, runs and stop reason>", then
                 "done <step>"; prints "step <n>" after each step and, with
                 PYHOOKS_FAULT_SLOW set, sleeps that many seconds per step.
+  eager N       as train, in a user's eager loop: a tf.train.Checkpoint restored from
+                MODEL_DIR, a MonitoredSession on the eager backend with a
+                CheckpointSaverHook (every 5 steps) and the history CSV.
   fork FILE     as hold, after forking a child (printing "child <pid>") that sleeps 120 s.
   hold          train, and in step 1 print "holding" and wait (at most 120 s) until
                 the file ARG exists.
@@ -78,6 +81,37 @@ def hooks(model_dir, **announce):
             Announce(**announce)]
 
 
+def eager(model_dir, steps, slow):
+    """A user's eager training loop that resumes from its checkpoints."""
+    import tensorflow as tf
+
+    x = tf.constant([[1.0], [2.0], [3.0]])
+    w, step = tf.Variable([[0.0]]), tf.Variable(0, dtype=tf.int64)
+    checkpoint = tf.train.Checkpoint(w=w, global_step=step)
+    if tf.train.latest_checkpoint(model_dir):
+        checkpoint.restore(tf.train.latest_checkpoint(model_dir))
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            losses = tf.reshape(tf.square(tf.matmul(x, w) - 2.0 * x), [-1])
+            total = tf.reduce_sum(losses)
+        w.assign_sub(0.01 * tape.gradient(total, w))
+        return {"loss": tf.reduce_mean(losses), "losses": losses}
+
+    history = pyhooks.HistorySaverHook(every_n_step=1, path=os.path.join(model_dir,
+                                                                         "history.csv"))
+    loop = [pyhooks.CheckpointSaverHook(model_dir, save_steps=5, saver=checkpoint), history,
+            pyhooks.StopAtStepHook(num_steps=steps), Announce(slow=slow)]
+    creator = pyhooks.EagerSessionCreator(train_step, global_step=step)
+    with pyhooks.MonitoredSession(creator, loop) as session:
+        while not session.should_stop():
+            session.run()
+    print("history", json.dumps({"steps": history.history.to_dict()["steps"],
+                                 "runs": history.history.runs}), flush=True)
+    print(f"done {int(step.numpy())}", flush=True)
+
+
 def main(mode, model_dir, arg=None):
     data = input_fn(load_mtcars(), features=["drat"], response="mpg", batch_size=8,
                     num_epochs=None)
@@ -88,6 +122,8 @@ def main(mode, model_dir, arg=None):
         print("history", json.dumps({"steps": history.to_dict()["steps"], "runs": history.runs,
                                      "stop": history.stop.as_dict()}), flush=True)
         print(f"done {estimator.evaluate(data, steps=1)['global_step']}", flush=True)
+    elif mode == "eager":
+        eager(model_dir, int(arg), float(os.environ.get("PYHOOKS_FAULT_SLOW", "0")))
     elif mode == "defaults":
         slow = float(os.environ.get("PYHOOKS_FAULT_SLOW", "0"))
         estimator = model(model_dir)

@@ -81,8 +81,12 @@ def test_kill_9_mid_training_resumes_from_the_last_checkpoint(tmp_path):
     # the hooks' state resumed with the model: the history holds the rows of both processes,
     # the killed one's up to its checkpoint (the steps after it were run again), no row twice
     history = json.loads(out.splitlines()[-2].removeprefix("history "))
-    assert history["steps"] == list(range(1, saved + 4))
-    assert history["runs"] == [1] * saved + [2] * 3
+    kept = [step for step, run_ in zip(history["steps"], history["runs"]) if run_ == 1]
+    # a kill within the step of the save leaves the state written just before it, without
+    # that step's row
+    assert kept in (list(range(1, saved + 1)), list(range(1, saved)))
+    assert history["steps"] == kept + [saved + 1, saved + 2, saved + 3]
+    assert history["runs"] == [1] * len(kept) + [2] * 3
     assert history["stop"]["reason"] == "steps" and history["stop"]["step"] == saved + 3
     assert sorted(p.name for p in tmp_path.glob("hooks-*.json")) == []  # it ended normally
     assert not any(path.exists() for path in leftovers)
@@ -92,6 +96,26 @@ def test_kill_9_mid_training_resumes_from_the_last_checkpoint(tmp_path):
     assert first_run[:3] == [1, 2, 3] and first_run[-1] >= 12
     # the resumed run repeats steps the killed one recorded: its run number tells them apart
     assert [step for step, run_ in rows if run_ == 2] == [saved + 1, saved + 2, saved + 3]
+
+
+def test_kill_9_of_an_eager_loop_resumes_its_hooks_state_with_its_checkpoint(tmp_path):
+    worker = start("eager", tmp_path, 1000, slow=0.02)
+    wait_for_line(worker, "step 12")
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=60)
+    saved = latest_step(tmp_path)
+    assert saved >= 10  # every 5 steps
+    assert (tmp_path / f"hooks-{saved}.json").exists()
+    code, out, err = run("eager", tmp_path, 3)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"step {saved + 1}"
+    assert out.splitlines()[-1] == f"done {saved + 3}"
+    history = json.loads(out.splitlines()[-2].removeprefix("history "))
+    assert history["steps"] == list(range(1, saved + 4))  # both processes' rows, none twice
+    assert history["runs"] == [1] * saved + [2] * 3
+    assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally
+    assert [step for step, run_ in history_rows(tmp_path) if run_ == 2] == [
+        saved + 1, saved + 2, saved + 3]
 
 
 def test_sigint_to_the_process_group_keeps_a_checkpoint_and_the_history(tmp_path):

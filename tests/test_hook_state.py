@@ -12,7 +12,7 @@ tf = pytest.importorskip("tensorflow")
 import pyhooks  # noqa: E402
 from pyhooks.estimators import column_numeric, feature_columns, input_fn, linear_regressor, \
     load_mtcars  # noqa: E402
-from pyhooks.hooks._hook_state import state_keys  # noqa: E402
+from pyhooks.hooks._hook_state import HookState, listening, state_keys  # noqa: E402
 
 
 def silent():
@@ -119,6 +119,23 @@ def test_only_the_states_of_kept_checkpoints_are_kept(tmp_path, data):
     assert states == kept == [5, 6]
 
 
+def test_the_state_follows_checkpoints_of_another_base_name(tmp_path, data):
+    def hooks():
+        return [pyhooks.CheckpointSaverHook(str(tmp_path), save_steps=2,
+                                            checkpoint_basename="my.ckpt"),
+                pyhooks.HistorySaverHook(every_n_step=1), silent()]
+
+    estimator = model(tmp_path)
+    with pytest.raises(RuntimeError):
+        estimator.train(data, steps=10, hooks=[*hooks(), FailAt(5)])
+    assert estimator.latest_checkpoint().endswith("my.ckpt-5")
+    assert sorted(p.name for p in tmp_path.glob("hooks-*.json")) == [
+        f"hooks-{step}.json" for step in (0, 2, 4, 5)]
+    history = model(tmp_path).train(data, steps=3, hooks=hooks())
+    assert history.to_dict()["steps"] == list(range(1, 9))
+    assert history.runs == [1] * 5 + [2] * 3
+
+
 def test_users_hooks_progress_bar_and_logging_counts_resume(tmp_path, data):
     estimator = model(tmp_path)
     counter, bar = Counter(), pyhooks.ProgressBarHook(writer=lambda text: None)
@@ -131,6 +148,38 @@ def test_users_hooks_progress_bar_and_logging_counts_resume(tmp_path, data):
     estimator.train(data, steps=2, hooks=[counter2, bar2, logger2])
     assert (counter2.seen, bar2.steps, logger2._iter_count) == (6, 6, 6)
     assert bar2._expected() == 6  # the steps of both calls: 4 + 2
+
+
+class Rates:
+    """A summary writer keeping the steps of the rates written."""
+
+    def __init__(self):
+        self.steps = []
+
+    def add_summary(self, summary, step):
+        self.steps.append(step)
+
+    def flush(self):
+        pass
+
+
+def test_the_step_counter_keeps_its_count_and_schedule_but_not_its_clock(tmp_path, data):
+    estimator = model(tmp_path, config=saving(2))
+    first = Rates()
+    counter = pyhooks.StepCounterHook(every_n_steps=3, summary_writer=first)
+    with pytest.raises(RuntimeError):
+        estimator.train(data, steps=20, hooks=[counter, FailAt(8), silent()])
+    assert first.steps == [4, 7] and counter.rates == 2  # step 1 started its clock
+    saved = json.loads((tmp_path / "hooks-8.json").read_text())["hooks"]["StepCounterHook-1"]
+    assert saved == {"rates": 2, "last_step": 7}
+    second = Rates()
+    resumed = pyhooks.StepCounterHook(every_n_steps=3, summary_writer=second)
+    model(tmp_path, config=saving(2)).train(data, steps=6, hooks=[resumed, silent()])
+    # steps 9-14 on the schedule of steps 1, 4, 7: step 10 starts the new process's clock
+    assert second.steps == [13] and resumed.rates == 3
+    by_secs = pyhooks.StepCounterHook(every_n_steps=None, every_n_secs=3600)
+    by_secs.load_state_dict({"rates": 5, "last_step": 7})
+    assert by_secs.rates == 5 and by_secs._timer.should_trigger_for_step(8)  # its own clock
 
 
 def test_keys_are_the_class_and_its_rank_or_a_state_key_and_clashes_are_refused():
@@ -237,3 +286,98 @@ def test_the_runner_records_which_hook_requested_the_stop():
             assert session.stopped_by is None
             session.run(ten)
             assert session.stopped_by is first
+
+
+# --------------------------------------------------------------------------- without an estimator
+class InterruptAt(pyhooks.SessionRunHook):
+    """Raises KeyboardInterrupt (Ctrl-C) in its ``n``-th after_run."""
+
+    def __init__(self, n):
+        self.n, self.runs = n, 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        if self.runs == self.n:
+            raise KeyboardInterrupt
+
+
+def fit_line(steps=None):
+    """A variable w fitted to y = 2x, its step and a tf.train.Checkpoint of both, restored
+    from ``steps``' directory when it has a checkpoint (what a user's eager loop does)."""
+    x = tf.constant([[1.0], [2.0], [3.0]])
+    w, step = tf.Variable([[0.0]]), tf.Variable(0, dtype=tf.int64)
+    checkpoint = tf.train.Checkpoint(w=w, global_step=step)
+    if steps is not None and tf.train.latest_checkpoint(str(steps)):
+        checkpoint.restore(tf.train.latest_checkpoint(str(steps)))
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            losses = tf.reshape(tf.square(tf.matmul(x, w) - 2.0 * x), [-1])
+            total = tf.reduce_sum(losses)
+        w.assign_sub(0.01 * tape.gradient(total, w))
+        return {"loss": tf.reduce_mean(losses), "losses": losses}
+    return train_step, step, checkpoint
+
+
+def eager_run(model_dir, hooks):
+    train_step, step, checkpoint = fit_line(model_dir)
+    history = pyhooks.HistorySaverHook(every_n_step=1)
+    saver = pyhooks.CheckpointSaverHook(str(model_dir), save_steps=3, saver=checkpoint)
+    creator = pyhooks.EagerSessionCreator(train_step, global_step=step)
+    with pyhooks.MonitoredSession(creator, [saver, history, *hooks]) as session:
+        while not session.should_stop():
+            session.run()
+    return history.history
+
+
+def test_an_eager_loop_with_a_checkpoint_saver_resumes_the_hooks_state(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        eager_run(tmp_path, [InterruptAt(5)])
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-5")  # at the error
+    saved = json.loads((tmp_path / "hooks-5.json").read_text())["hooks"]
+    assert [row[2] for row in saved["HistorySaverHook-1"]["rows"]] == [1, 2, 3, 4, 5]
+    resumed = eager_run(tmp_path, [pyhooks.StopAtStepHook(last_step=8)])
+    assert resumed.to_dict()["steps"] == list(range(1, 9))
+    assert resumed.runs == [1] * 5 + [2] * 3
+    assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally: the next starts afresh
+    assert eager_run(tmp_path, [pyhooks.StopAtStepHook(last_step=9)]).to_dict()["steps"] == [9]
+
+
+def test_a_monitored_training_session_resumes_the_hooks_state(tmp_path):
+    def run(hooks):
+        with tf.Graph().as_default():
+            step = tf.compat.v1.train.get_or_create_global_step()
+            w = tf.compat.v1.get_variable("w", initializer=0.0)
+            losses = tf.square(w * tf.constant([1.0, 2.0]) - 2.0)
+            tf.compat.v1.add_to_collection("losses", losses)
+            train = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+                tf.reduce_sum(losses), global_step=step)
+            history = pyhooks.HistorySaverHook(every_n_step=1)
+            with pyhooks.MonitoredTrainingSession(
+                    checkpoint_dir=str(tmp_path), save_checkpoint_steps=3,
+                    save_summaries_steps=None, hooks=[history, *hooks]) as session:
+                while not session.should_stop():
+                    session.run(train)
+        return history.history
+
+    with pytest.raises(KeyboardInterrupt):
+        run([InterruptAt(5)])
+    assert (tmp_path / "hooks-5.json").exists()  # with the checkpoint saved at the interrupt
+    saved = json.loads((tmp_path / "hooks-5.json").read_text())["hooks"]
+    assert set(saved) == {"StepCounterHook-1", "HistorySaverHook-1"}
+    resumed = run([pyhooks.StopAtStepHook(last_step=8)])
+    assert resumed.to_dict()["steps"] == list(range(1, 9))
+    assert resumed.runs == [1] * 5 + [2] * 3
+    assert not list(tmp_path.glob("hooks-*.json"))
+
+
+def test_listening_adds_the_listener_to_the_drivers_run_info_for_begin_only(tmp_path):
+    state = HookState(str(tmp_path), [Counter()], loop=True)
+    with pyhooks.RunInfo(steps=7) as info:
+        with listening(state):
+            assert pyhooks.run_info() is info  # the one hooks keep: fields set later reach them
+            assert info.saving_listeners == (state.listener,)
+        assert info.saving_listeners == ()
+    with listening(state):
+        assert pyhooks.run_info().saving_listeners == (state.listener,)

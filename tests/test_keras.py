@@ -165,8 +165,8 @@ def test_progress_bar_without_total_gets_the_batches_of_this_fit():
     assert lines[-2].startswith("Training 3/8 [") and lines[-1] == (
         "Training stopped by a hook after 3 of 8 steps.")
     model = make_model()
-    model.compile(optimizer="sgd", loss="mse", steps_per_execution=3)  # 2 runs an epoch
-    assert bar_lines(epochs=2, model=model)[-1].startswith("Training 4/4 [")
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=3)  # 2 calls an epoch
+    assert bar_lines(epochs=2, model=model)[-1].startswith("Training 8/8 [")  # steps, not calls
 
     def after_run(context, values):
         raise ValueError("bad hook")
@@ -311,6 +311,43 @@ def test_checkpoint_saver_with_tf_train_checkpoint(tmp_path):
         np.testing.assert_allclose(a, b)
 
 
+class InterruptAt(pyhooks.SessionRunHook):
+    """Raises KeyboardInterrupt (Ctrl-C) in its ``n``-th after_run."""
+
+    def __init__(self, n):
+        self.n, self.runs = n, 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        if self.runs == self.n:
+            raise KeyboardInterrupt
+
+
+def test_the_hooks_state_resumes_with_a_checkpoint_saver_after_an_interrupt(tmp_path):
+    def run(epochs, extra=()):
+        model = make_model()
+        model.optimizer.build(model.trainable_variables)
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+        if tf.train.latest_checkpoint(str(tmp_path)):  # what a user's script does
+            checkpoint.restore(tf.train.latest_checkpoint(str(tmp_path)))
+        history = pyhooks.HistorySaverHook(every_n_step=1)
+        saver = pyhooks.CheckpointSaverHook(tmp_path, save_steps=4, saver=checkpoint)
+        fit([saver, history, *extra], epochs=epochs, model=model)
+        return history.history
+
+    with pytest.raises(KeyboardInterrupt):
+        run(3, [InterruptAt(6)])
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-6")  # at the error
+    assert sorted(p.name for p in tmp_path.glob("hooks-*.json")) == [
+        "hooks-0.json", "hooks-4.json", "hooks-6.json"]
+    bar = pyhooks.ProgressBarHook(writer=io.StringIO())
+    resumed = run(1, [bar])
+    assert bar._expected() == 4  # the fit's batches, set in the RunInfo after begin()
+    assert resumed.to_dict()["steps"] == list(range(1, 11))
+    assert resumed.runs == [1] * 6 + [2] * 4
+    assert not list(tmp_path.glob("hooks-*.json"))  # it ended normally: the next starts afresh
+
+
 def test_summary_saver_writes_logs_with_tf_summary(tmp_path):
     hook = pyhooks.SummarySaverHook(save_steps=4, output_dir=tmp_path, summary_op=["loss", "mae"])
     _, logs = fit([hook])
@@ -356,7 +393,7 @@ def test_steps_per_execution_advances_the_global_step_by_the_batch_steps():
     model = make_model()
     model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", steps_per_execution=2)
     model, logs = fit([hook, pyhooks.StopAtStepHook(last_step=6)], epochs=3, model=model)
-    assert steps == [1, 3, 5] and int(model.optimizer.iterations.numpy()) == 6  # reached - 1
+    assert steps == [0, 2, 4] and int(model.optimizer.iterations.numpy()) == 6  # before a call
 
 
 def test_empty_feeds_and_options_are_ignored_and_the_batch_plan_is_kept():

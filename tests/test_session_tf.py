@@ -312,7 +312,7 @@ def test_monitored_training_session_defaults(tmp_path):
             kinds = [type(h).__name__ for h in sess._hooks]
             while not sess.should_stop():
                 sess.run(model.train_op)
-    assert kinds == ["StepCounterHook", "CheckpointSaverHook", "StopAtStepHook"]
+    assert kinds == ["StepCounterHook", "CheckpointSaverHook", "StopAtStepHook", "HookState"]
     assert v1.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-3")
     logging.getLogger("pyhooks").handlers.clear()
 

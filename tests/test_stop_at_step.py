@@ -109,3 +109,19 @@ def test_exact_with_unordered_increment(runner):
                     sess.run(g.train_op)
                     runs += 1
         assert runs == 7
+
+
+def test_no_coordinator_given_when_already_past_last_step():
+    # Frameworks that drive hooks themselves may pass no coordinator (TensorFlow's own
+    # hook tests pass None): the hook then stops after the first step, as TensorFlow's.
+    from hooktest_util import drive
+
+    g = counter_graph()
+    with g.graph.as_default():
+        hook = StopAtStepHook(last_step=2)
+        hook.begin()
+        with tf.compat.v1.Session() as raw:
+            raw.run(tf.compat.v1.global_variables_initializer())
+            raw.run(tf.compat.v1.assign(g.global_step, 5))
+            hook.after_create_session(raw, None)
+            assert len(drive([hook], raw, g.train_op, steps=3)) == 1

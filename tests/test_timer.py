@@ -39,6 +39,17 @@ def test_seconds_trigger_with_fake_clock():
     assert timer.update_last_triggered_step(5) == (2.0, 5)
 
 
+def test_a_resumed_step_timer_keeps_the_schedule_and_starts_its_own_clock():
+    timer = SecondOrStepTimer(every_steps=3)
+    timer.resume(7)
+    assert timer.last_triggered_step() == 7
+    assert not timer.should_trigger_for_step(9)
+    assert timer.should_trigger_for_step(10)
+    assert timer.update_last_triggered_step(10) == (None, None)  # no time from another process
+    with pytest.raises(ValueError, match=r"resume\(\): only a timer of steps"):
+        SecondOrStepTimer(every_secs=2).resume(7)
+
+
 def test_step_timer_never_reads_clock():
     timer = SecondOrStepTimer(every_steps=2)
 

@@ -35,7 +35,12 @@ expectations <- list(
                   "Training +30/100 \\[=+>? *\\]", "tmp_worker_1/history.csv:\n[#> ]*mean_losses,total_losses,steps",
                   "the chief is done", "worker 0 stopped after step 100 writing into [^ ]*model[^ /]*\\s",
                   "worker 1 stopped after step 100 writing into [^ ]*/tmp_worker_1\\s",
-                  "\"model.ckpt-100.data-00000-of-00001\""),
+                  "\"model.ckpt-100.data-00000-of-00001\"",
+                  "-- Ray worker 0:\n[#> ]*the chief is done\n[#> ]*worker 0 stopped after step 100",
+                  "-- Ray worker 1:\n[#> ]*worker 1 stopped after step 100 writing into [^ ]*/tmp_worker_1\\s",
+                  "'model.ckpt-100.index'\\]",
+                  "worker 0 stopped after step 50, checkpoint: [^ ]*/model.ckpt-50\n",
+                  "worker 1 stopped after step 50, checkpoint: None\n"),
   coming_from_tfestimators = c(
     "features=\\['drat', 'cyl'\\], response='mpg'",
     "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",

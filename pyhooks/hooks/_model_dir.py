@@ -33,8 +33,8 @@ from pyhooks._secrets import running
 from pyhooks.errors import CheckpointError, DiskWriteError, ModelDirLockedError
 
 __all__ = ["CheckpointError", "DiskWriteError", "ModelDirLockedError", "TrainingLock",
-           "checkpoint_files_error", "disk_error", "latest_checkpoint", "recover_saver",
-           "remove_partial_saves"]
+           "checkpoint_files_error", "disk_error", "latest_checkpoint", "listed_checkpoints",
+           "recover_saver", "remove_partial_saves"]
 
 LOCK_NAME = ".pyhooks-train.lock"
 # What interrupted saves leave: TensorFlow's bundle writer (`<file>.tempstate<n>`), a
@@ -252,6 +252,40 @@ def latest_checkpoint(model_dir):
             f"{os.path.basename(path)}, whose file {os.path.basename(path)}.index is missing; "
             "repair the index (or delete it to start from step 0).")
     return path
+
+
+def listed_checkpoints(model_dir):
+    """The checkpoints the ``checkpoint`` index of ``model_dir`` lists (its latest and the
+    others its saver keeps, whatever their base name) whose files are there.
+
+    Lenient, unlike :func:`latest_checkpoint`: no index, or one that does not parse,
+    lists none.
+    """
+    from google.protobuf import text_format
+    from tensorflow.python.training import checkpoint_state_pb2
+
+    try:
+        with open(os.path.join(model_dir, "checkpoint"), encoding="utf-8",
+                  errors="replace") as stream:
+            text = stream.read()
+    except OSError:
+        return []
+    state = checkpoint_state_pb2.CheckpointState()
+    try:
+        text_format.Merge(text, state)
+    except text_format.ParseError:
+        return []
+    found = []
+    for path in [*state.all_model_checkpoint_paths, state.model_checkpoint_path]:
+        if not path:
+            continue
+        if not os.path.isabs(path):
+            path = os.path.join(model_dir, path)
+        if not os.path.exists(path + ".index"):  # the directory was moved or copied
+            path = os.path.join(model_dir, os.path.basename(path))
+        if os.path.exists(path + ".index") and path not in found:
+            found.append(path)
+    return found
 
 
 def checkpoint_files_error(model_dir, path, error):

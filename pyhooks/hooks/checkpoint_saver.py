@@ -115,6 +115,11 @@ class CheckpointSaverHook(StepsPerRun, SessionRunHook):
         self._written_for = (lambda: None, None)  # (graph, directory) whose graph events it wrote
 
     @property
+    def checkpoint_dir(self):
+        """The directory the checkpoints go to (a non-chief worker's own, once begun)."""
+        return self._checkpoint_dir
+
+    @property
     def diverged_at(self):
         """The step after which this run saved nothing because a loss was not finite, or None."""
         return self._diverged_at

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from pyhooks.hook import SessionRunArgs, SessionRunHook, run_info
-from pyhooks.hooks._common import one_of
+from pyhooks.hooks._common import StepReader, global_step_read, one_of
 from pyhooks.hooks._lookup import find_loss
 from pyhooks.hooks._output import MODES, check_writer, choose_mode, format_eta, write_text
 from pyhooks.timer import check_positive
@@ -23,7 +23,9 @@ _ETA_WINDOW_SECS = 30.0  # the ETA and the rate come from the steps of about thi
 class ProgressBarHook(SessionRunHook):
     """Shows ``Training 2/2 [=====...] - ETA: 0s - loss: 392.01`` while training.
 
-    Steps are counted per run (from 0 at ``begin()``), not from the global step.
+    Steps are counted per run (from 0 at ``begin()``), not from the global step;
+    when a run makes several steps (``pyhooks.RunInfo(steps_per_run=)`` > 1) the
+    bar counts the global steps each run made.
     The loss shown is the step's mean loss, as Keras shows it: the mean of the
     per-example loss (the ``losses`` collection of a graph, an eager step's
     ``"losses"`` output), a scalar loss as it is (an eager step's ``"loss"``,
@@ -87,6 +89,12 @@ class ProgressBarHook(SessionRunHook):
         self._per_run = self._run.steps_per_run
         loss = find_loss(self._loss, type(self).__name__, required=False)
         self._args = None if loss is None else SessionRunArgs(loss)
+        self._read_step = None
+        if self._per_run > 1:  # a call makes up to that many steps: count the ones it made
+            read = global_step_read(type(self).__name__, required=False)
+            if read is not None:
+                self._read_step = StepReader(read)
+                self._args = SessionRunArgs((read,) if loss is None else (read, loss))
         self._active_mode = choose_mode(self.mode, self.writer)
         self.steps = self._drawn_steps = self._line_len = self._resumed = 0
         self._next_check, self._stride, self._last_draw = 1, 1, -math.inf
@@ -108,9 +116,13 @@ class ProgressBarHook(SessionRunHook):
     def after_run(self, run_context, run_values):
         self._completed = run_context
         value = run_values.results
+        made = self._per_run
+        if self._read_step is not None:  # the step before the call, and the one it reached
+            before, value = value if len(value) == 2 else (value[0], None)
+            made = self._read_step(run_context.session) - int(before)
         if value is not None:
             self._value = value
-        steps = self.steps + self._per_run
+        steps = self.steps + made
         if self._per_run > 1 and self._expected() is not None:  # the last call runs fewer
             steps = min(steps, self._expected())
         self.steps = steps

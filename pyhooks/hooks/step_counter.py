@@ -28,6 +28,14 @@ class StepCounterHook(StepsPerRun, SessionRunHook):
     step is read alone to confirm it, as TensorFlow's hook does, so labels and
     rates use the exact step whatever order the train op's increment runs in.
 
+    Its state resumes with the model (:mod:`pyhooks.hooks._hook_state`): ``rates``,
+    the rates measured, and the step of the last measurement, so that a call
+    resuming an interrupted one measures at the same steps (``every_n_steps``
+    after that one, not after its own first step). The clock is not kept: a rate
+    spanning the kill would count the time the process was dead, so the first
+    measurement of the resumed call only starts its clock, as every call's first
+    does. With ``every_n_secs`` the schedule is that clock, so only ``rates`` resumes.
+
     Args:
         every_n_steps: measure every N global steps.
         every_n_secs: measure every N seconds. Exactly one of the two.
@@ -63,6 +71,7 @@ class StepCounterHook(StepsPerRun, SessionRunHook):
         self._writer = summary_writer
         self._last_global_step = None
         self._warned = 0
+        self.rates = 0  # rates measured, of this call and of those it resumed
 
     def begin(self):
         import tensorflow as tf
@@ -78,6 +87,7 @@ class StepCounterHook(StepsPerRun, SessionRunHook):
         self._timer.reset()
         self._due = -math.inf
         self._last_global_step = None
+        self.rates = 0
         self._args = SessionRunArgs(self._global_step_tensor)
         self._read_step = StepReader(self._global_step_tensor)
         self._per_run = self.steps_per_run()
@@ -106,7 +116,20 @@ class StepCounterHook(StepsPerRun, SessionRunHook):
         if self._every_n_steps is not None:  # no clock needed before the next one is due
             self._due = step + self._every_n_steps - 1
         if elapsed_secs is not None and elapsed_secs > 0:
+            self.rates += 1
             self._record(elapsed_steps / elapsed_secs, step)
+
+    def state_dict(self):
+        """The rates measured and the step of the last measurement (see the class docstring)."""
+        return {"rates": self.rates, "last_step": self._timer.last_triggered_step()}
+
+    def load_state_dict(self, state):
+        """Counts rates on from ``state``'s and, measuring every N steps, keeps its schedule."""
+        self.rates = int(state["rates"])
+        last = state.get("last_step")
+        if last is not None and self._every_n_steps is not None:
+            self._timer.resume(int(last))
+            self._due = int(last) + self._every_n_steps - 1
 
     def _record(self, steps_per_sec, step):
         if self._writer is not None and not hasattr(self._writer, "add_summary"):  # tf.summary

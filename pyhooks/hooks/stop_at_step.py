@@ -19,7 +19,8 @@ class StopAtStepHook(StepsPerRun, SessionRunHook):
     (after ``begin()``); a session re-created on recovery does not move the
     target. If the global step is already at or past the target when a
     session is created, the stop is requested at once (through the
-    coordinator), so no step runs.
+    coordinator), so no step runs; when ``after_create_session`` is given no
+    coordinator (``None``), the first ``after_run`` requests it instead.
 
     Args:
         num_steps: number of steps to run from the current global step.
@@ -62,8 +63,8 @@ class StopAtStepHook(StepsPerRun, SessionRunHook):
         step = int(session.run(self._global_step_tensor))
         if self._last_step is None:
             self._last_step = step + self._num_steps
-        if step >= self._last_step:
-            coord.request_stop()
+        if step >= self._last_step and coord is not None:
+            coord.request_stop()  # without a coordinator, the first after_run stops
 
     def before_run(self, run_context):
         return self._args

@@ -56,7 +56,9 @@ callback_args <- list(
 #' saved as JSON) and `load_state_dict(state)` (gets it back, as a named list:
 #' vectors saved come back as lists, `unlist()` them) together. [train()]
 #' saves the state beside each checkpoint it writes (`hooks-<step>.json` in
-#' the model directory) and, when a call resumes from the checkpoint of an
+#' the model directory, whatever the checkpoints' base name, e.g. a
+#' [hook_checkpoint_saver()] with `checkpoint_basename`) and, when a call
+#' resumes from the checkpoint of an
 #' interrupted one (a killed process, an interrupt, an error), calls
 #' `load_state_dict()` after every hook's `begin()`, before the first step.
 #' After a call that ended normally the next one starts afresh (no
@@ -64,7 +66,9 @@ callback_args <- list(
 #' by the hook's rank among the `session_run_hook()`s that keep state
 #' (`"session_run_hook()-1"`, `"-2"`, ... in the order of `hooks`); two hooks
 #' of one key are an error. [hook_history_saver()], [hook_progress_bar()] and
-#' [hook_logging_tensor()] keep their rows and counts so.
+#' [hook_logging_tensor()] keep their rows and counts so, [hook_step_counter()]
+#' the rates it measured and its schedule of steps (not its clock: a rate
+#' never spans two processes).
 #'
 #' @param begin,after_create_session,before_run,after_run,end,after_error R
 #'   functions, or `NULL`.

@@ -39,7 +39,8 @@
 #' Hooks' state resumes with the model: beside each checkpoint, `train()`
 #' saves the state of the hooks that keep one (`hooks-<step>.json`: the rows
 #' of [hook_history_saver()], the counts of [hook_progress_bar()] and
-#' [hook_logging_tensor()], a [session_run_hook()]'s `state_dict()`). A
+#' [hook_logging_tensor()], the rates and schedule of [hook_step_counter()],
+#' a [session_run_hook()]'s `state_dict()`). A
 #' `train()` that resumes from the checkpoint of an interrupted call (a
 #' killed process, an interrupt, an error) gives it back to them, so its
 #' history holds the rows of both calls in step order, no step twice (the

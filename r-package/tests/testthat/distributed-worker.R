@@ -1,13 +1,15 @@
 # A worker of test-distributed.R (and the vignette's example): one of two processes
 # training one linear regressor under MultiWorkerMirroredStrategy; TF_CONFIG says which.
-# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAULT]]: worker 1 asks to stop
-# after STOP_STEP (default: never, "NA"); FAULT on worker 1: "bad_input" (its input_fn()
-# refuses its data), "inf" (an infinite loss at its step 3), "hang" (it sleeps after step
-# 3, writing MODEL_DIR/hanging, to be killed); what the test checks goes to OUT.
+# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAIL_STEP [FAULT]]]: worker 1 asks
+# to stop after STOP_STEP and fails (an R error in a hook) after FAIL_STEP (default, or NA:
+# never); FAULT on worker 1: "bad_input" (its input_fn() refuses its data), "inf" (an
+# infinite loss at its step 3), "hang" (it sleeps after step 3, writing MODEL_DIR/hanging,
+# to be killed); what the test checks goes to OUT.
 args <- commandArgs(trailingOnly = TRUE)
 model_dir <- args[[1]]
 stop_step <- if (length(args) > 2) suppressWarnings(as.integer(args[[3]])) else NA
-fault <- if (length(args) > 3) args[[4]] else "none"
+fail_step <- if (length(args) > 3) suppressWarnings(as.integer(args[[4]])) else NA
+fault <- if (length(args) > 4) args[[5]] else "none"
 suppressPackageStartupMessages(library(pyhooks))
 tensorflow <- reticulate::import("tensorflow")
 strategy <- tensorflow$distribute$MultiWorkerMirroredStrategy() # reads TF_CONFIG
@@ -18,6 +20,7 @@ model <- linear_regressor(feature_columns(column_numeric("x")),
 asker <- session_run_hook(after_run = function(context, values) {
   step <- context$session$run(tf$train$get_global_step())
   if (task == 1 && !is.na(stop_step) && step >= stop_step) context$request_stop()
+  if (task == 1 && !is.na(fail_step) && step >= fail_step) stop("boom at step ", step)
   if (task == 1 && fault == "hang" && step >= 3) {
     file.create(file.path(model_dir, "hanging"))
     Sys.sleep(600)

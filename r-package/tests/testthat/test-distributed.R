@@ -76,7 +76,7 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   # input_fn() refusing worker 1's data: the chief's error names worker 1, the phase and why
   bad <- tempfile("mwms")
   dir.create(bad)
-  outs <- run_workers(bad, "NA", "bad_input", raw = TRUE)
+  outs <- run_workers(bad, "NA", "NA", "bad_input", raw = TRUE)
   expect_match(outs[[2]][[1]], '^error `features`: no column "z" in `data`')
   expect_match(outs[[1]][[1]], paste0("worker 1 failed building the input \\(input_fn\\(\\)\\): ",
                                       '`features`: no column "z" in `data`'))
@@ -84,7 +84,7 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   # an infinite loss on worker 1: both fail at step 3, the error names worker 1
   inf <- tempfile("mwms")
   dir.create(inf)
-  outs <- run_workers(inf, "NA", "inf", raw = TRUE)
+  outs <- run_workers(inf, "NA", "NA", "inf", raw = TRUE)
   for (out in outs) {
     expect_match(out[[1]], "^error Model diverged with loss = Inf at step 3")
     expect_match(out[[1]], "the loss was not finite in the batch of worker 1")
@@ -93,7 +93,7 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   # worker 1 killed after its step 3: the chief's error names it, without Python's frames
   killed <- tempfile("mwms")
   dir.create(killed)
-  outs <- run_workers(killed, "NA", "hang", raw = TRUE)
+  outs <- run_workers(killed, "NA", "NA", "hang", raw = TRUE)
   expect_equal(outs[[2]], "killed")
   expect_match(outs[[1]][[1]], "^error .*task:1")
   expect_no_match(outs[[1]][[1]], "most recent call last|File \"|\\[\\[\\{\\{node")

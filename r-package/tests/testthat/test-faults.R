@@ -193,9 +193,13 @@ test_that("kill -9 mid-training: the next process resumes from the last checkpoi
   history <- train(model, mtcars_input(), steps = 2, # the lock is not stuck
                    hooks = c(silent_hooks(), list(hook_history_saver(every_n_step = 1), counter)))
   # the hooks' state resumed: the killed process's rows up to its checkpoint, then this one's
-  expect_identical(history$steps, seq_len(saved + 2L))
-  expect_identical(attr(history, "run"), c(rep(1L, saved), 2L, 2L))
-  expect_equal(loaded, list(runs = saved)) # the worker's R hook, at its checkpoint
+  # (a kill within the step of the save leaves the state written just before it, without
+  # that step's row, and the worker's R hook one run short)
+  kept <- sum(attr(history, "run") == 1L)
+  expect_true(kept %in% c(saved, saved - 1L))
+  expect_identical(history$steps, c(seq_len(kept), saved + 1:2))
+  expect_identical(attr(history, "run"), c(rep(1L, kept), 2L, 2L))
+  expect_equal(loaded, list(runs = kept)) # the worker's R hook, at its checkpoint
   expect_identical(attr(history, "stop")$reason, "steps")
   expect_identical(attr(history, "stop")$step, saved + 2L)
   expect_length(list.files(dir, pattern = "^hooks-"), 0L) # it ended normally

@@ -117,6 +117,29 @@ test_that("an R hook's state and the history resume after an interrupted call", 
   expect_identical(attr(fresh, "run"), 1L)
 })
 
+test_that("the history resumes from checkpoints of another base name", {
+  skip_if_no_pyhooks()
+  dir <- tempfile("basename")
+  model <- linear_regressor(mtcars_columns(), model_dir = dir)
+  input <- mtcars_input(num_epochs = NULL)
+  hooks <- function(...) {
+    list(hook_checkpoint_saver(dir, save_steps = 2, checkpoint_basename = "my.ckpt"),
+         hook_history_saver(every_n_step = 1), ...)
+  }
+  n <- 0
+  failing <- session_run_hook(after_run = function(context, values) {
+    n <<- n + 1
+    if (n == 3) stop("failed")
+  })
+  expect_error(suppressMessages(quiet_train(model, input, steps = 10, hooks = hooks(failing))),
+               "failed")  # the saver's log lines are messages
+  expect_true(file.exists(file.path(dir, "my.ckpt-3.index")))
+  expect_true(file.exists(file.path(dir, "hooks-3.json")))
+  history <- suppressMessages(quiet_train(model, input, steps = 2, hooks = hooks()))
+  expect_identical(history$steps, 1:5)
+  expect_identical(attr(history, "run"), c(1L, 1L, 1L, 2L, 2L))
+})
+
 test_that("session_run_hook()'s state arguments are checked", {
   skip_if_no_pyhooks()
   expect_error(session_run_hook(state_dict = function() list()),

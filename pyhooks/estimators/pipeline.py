@@ -148,7 +148,8 @@ class InputPipeline:
         """A new ``{name: tensor}`` op taking the next batch (a steps loop's body builds its own,
         see ``graph.build_steps_loop``)."""
         tf = self._tf
-        return tf.cond(self._use_held.read_value(), self._held_batch, self.iterator.get_next)
+        return tf.cond(self._use_held.read_value(), self._held_batch, self.iterator.get_next,
+                       name="next_batch")
 
     def _held_batch(self):
         """The next batch of the held columns: this batch's row numbers, then a gather of each.

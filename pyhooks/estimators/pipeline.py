@@ -142,6 +142,10 @@ class InputPipeline:
               for dtype, group in self._groups.items()],
             *[self._held_levels[name].assign(holder, **assign)
               for name, holder in self._levels.items()])
+        # a call read through tf.data lets the last held input's matrices go
+        self._release = tf.group(
+            *[held.assign(tf.zeros([0, *held.shape[1:]], held.dtype), **assign)
+              for held in [*self._matrices.values(), *self._held_levels.values()]])
         self.batch = self.next_batch()
 
     def next_batch(self):
@@ -248,7 +252,7 @@ class InputPipeline:
                 settings[-1] = -(-input_fn.n * num_epochs // rows)
             ops = [self._load, self._reset]
         else:
-            ops = [self._initializers[order], self._reset]
+            ops = [self._initializers[order], self._reset, self._release]
         feed[self._settings_value] = settings
         session.run(ops, feed)
 

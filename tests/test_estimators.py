@@ -665,11 +665,11 @@ def test_label_dimension_two_and_hooks_in_evaluate_and_predict(mtcars):
 
 # --------------------------------------------------------------------------- the input pipeline
 class BatchRecorder(pyhooks.SessionRunHook):
-    """Fetches every tensor the input iterator yields (the whole batch) at each step."""
+    """Fetches every tensor of the input's batch (the op ``input/next_batch``) at each step."""
 
     def begin(self):
         graph = tf.compat.v1.get_default_graph()
-        nexts = [op for op in graph.get_operations() if op.type == "IteratorGetNext"]
+        nexts = [op for op in graph.get_operations() if op.name == "input/next_batch"]
         assert len(nexts) == 1
         self.outputs = list(nexts[0].outputs)
         self.batches = []

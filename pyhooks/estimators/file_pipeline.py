@@ -266,8 +266,12 @@ class FilePipeline:
                                                    v1.data.get_output_shapes(ordered))
         self._initializers = {False: iterator.make_initializer(ordered.prefetch(1)),
                               True: iterator.make_initializer(shuffled.prefetch(1))}
-        self.iterator = iterator  # a steps loop takes its batches itself (graph.build_steps_loop)
+        self.iterator = iterator
         self.batch = iterator.get_next()
+
+    def next_batch(self):
+        """A new op taking the next batch (a steps loop's body builds its own)."""
+        return self.iterator.get_next()
 
     def start(self, session, plan, input_fn, training, epochs=None):
         """Initializes the iterator on ``input_fn``'s files for one call."""

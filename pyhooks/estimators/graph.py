@@ -308,7 +308,7 @@ def build_steps_loop(state, tf, spec, pipeline):
 
     def body(i, per_example, loss):
         turn = ModelTensors(state.global_step, state.global_step.read_value())
-        spec.build(turn, tf, TRAIN, pipeline.iterator.get_next())
+        spec.build(turn, tf, TRAIN, pipeline.next_batch())
         body_state.append(turn)
         with tf.control_dependencies([turn.train_op]):
             return i + 1, tf.identity(turn.per_example_loss), tf.identity(turn.training_loss)

@@ -1,19 +1,31 @@
-"""The input pipeline: an input's numpy columns -> placeholders -> batches of tf.data.
+"""The input pipeline: an input's numpy columns -> placeholders -> batches.
 
-Built once per graph: a re-initializable ``tf.data`` iterator over
-placeholders (the raw columns a model reads, the labels, the weights; batch
-size, epochs, shuffle buffer and seed). Every call of ``train()``,
-``evaluate()`` or ``predict()`` runs the iterator's initializer with its
-input's arrays (converted for the estimator once per input, then cached), so
-every call starts from the beginning of the data, as ``tf.estimator`` does.
+Built once per graph: placeholders for the raw columns a model reads, the
+labels and the weights (batch size, epochs, shuffle buffer and seed), and two
+sources of batches, one chosen at each call of ``train()``, ``evaluate()`` or
+``predict()``, which loads its input's arrays (converted for the estimator once
+per input, then cached), so every call starts from the beginning of the data,
+as ``tf.estimator`` does. Text is held as int32 codes into its distinct values
+(:class:`Coded`).
 
-The columns are held once, as fed (text as int32 codes into its distinct values,
-:class:`Coded`). On real data the pipeline never handles a value on its own:
-row numbers (in input order, a new permutation each epoch, or through a bounded
-shuffle buffer) gather ~16 MiB of rows from every column at once, which are
-cut into batches, prefetched and autotuned. Small data (``SMALL_VALUES``) is
-sliced row by row with none of these, whose set-up would cost more per call
-than the data (see :func:`batches`).
+* **Held in the session** (data above ``SMALL_VALUES`` values, in input order
+  or a new permutation each epoch, batches no larger than the data): the
+  columns of each dtype are copied side by side into one row-major matrix
+  variable (so numeric data is held twice while the input is in use: its
+  arrays and the matrix). Each batch is a counter, the batch's row numbers
+  and one gather per dtype, inside the session step itself (and inside a
+  steps loop's ``tf.while_loop``): no ``tf.data`` iterator, no thread hand-off.
+  The end of the input is an ``OutOfRangeError`` as from an iterator.
+* **tf.data** (a bounded shuffle buffer smaller than the data, small data,
+  and batches larger than the data): a re-initializable iterator. On real data
+  row numbers gather ~16 MiB of rows from every column at once, which are cut
+  into batches, prefetched and autotuned; small data is sliced row by row with
+  none of these, whose set-up would cost more per call than the data (see
+  :func:`batches`).
+
+Both give the same batches: the same rows in the same order for a seed, every
+epoch every row once, batches running on across epochs (only the last one
+smaller).
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
 GATHER_BYTES = 16 * 2**20  # rows gathered from the columns at once, then cut into batches
 _ALIGN = 64  # bytes: a fed numpy array aligned so becomes a tensor without a copy
 TSTRING_BYTES = 32  # what TensorFlow holds per string of a batch (a short one)
+_HELD = os.environ.get("PYHOOKS_BENCH_HELD", "1") == "1"  # bench/bench_floor.py only
 _SEEDS = np.random.default_rng()  # shuffling seeds; the user's global numpy RNG is left alone
 
 
@@ -56,6 +69,7 @@ class InputPipeline:
 
     def __init__(self, tf, signature):
         v1 = tf.compat.v1
+        self._tf = tf
         self._placeholders, self._levels = {}, {}
         for name, dtype, shape in signature:
             if dtype == "string":  # codes into the column's distinct values
@@ -78,8 +92,127 @@ class InputPipeline:
             v1.data.get_output_shapes(datasets["plain"]))
         self._initializers = {name: iterator.make_initializer(dataset)
                               for name, dataset in datasets.items()}
-        self.iterator = iterator  # a steps loop takes its batches itself (graph.build_steps_loop)
-        self.batch = iterator.get_next()
+        self.iterator = iterator
+        # the columns held in the session (see ``_held_batch``); which source a call reads
+        local = dict(trainable=False, collections=[])  # set by ``start`` alone
+
+        def held(name, dtype, shape):
+            return v1.Variable(tf.zeros([0, *shape], dtype), shape=tf.TensorShape([None, *shape]),
+                               name=name, **local)
+
+        # row-major: the columns of a dtype side by side in one matrix, each row's values
+        # together, so that a batch of random rows is one gather per dtype (a gather from
+        # each column reads each row's values from as many places in memory)
+        self._groups = {}  # dtype: [(name, per-example shape, width)]
+        for name, holder in self._placeholders.items():
+            shape = holder.shape[1:]
+            self._groups.setdefault(holder.dtype, []).append(
+                (name, shape, int(np.prod(shape.as_list(), dtype=np.int64))))
+        self._matrices = {dtype: held(f"held_{dtype.name}", dtype, [sum(w for *_, w in group)])
+                          for dtype, group in self._groups.items()}
+        self._held_levels = {name: held(placeholder_name(name) + "_levels_held", tf.string, [])
+                             for name in self._levels}
+        # rows, batch size, epochs (-1: forever), seed, shuffled (0/1), batches (-1: no end)
+        self._settings_value = v1.placeholder(tf.int64, [6], name="held_settings")
+        self._settings = v1.Variable(tf.zeros([6], tf.int64), name="held_settings", **local)
+        self._number = v1.Variable(tf.constant(0, tf.int64), name="held_batch_number", **local)
+        self._permutation = v1.Variable(tf.zeros([0], tf.int64), shape=tf.TensorShape([None]),
+                                        name="held_permutation", **local)
+        self._permuted_epoch = v1.Variable(tf.constant(-1, tf.int64), name="held_epoch", **local)
+        self._select = v1.placeholder(tf.bool, [], name="held_select")
+        self._use_held = v1.Variable(False, name="held_in_use", **local)
+        # the end of the input: a dequeue of this closed, empty queue raises OutOfRangeError
+        self._end = tf.queue.FIFOQueue(1, tf.int64, shapes=[[]], name="held_end")
+        close = tf.cond(self._end.is_closed(), tf.no_op, self._end.close)
+        assign = dict(read_value=False)
+        self._reset = tf.group(
+            close, self._use_held.assign(self._select, **assign),
+            self._number.assign(0, **assign), self._permuted_epoch.assign(-1, **assign),
+            self._permutation.assign(tf.zeros([0], tf.int64), **assign),
+            self._settings.assign(self._settings_value, **assign))
+
+        def matrix(group):
+            holders = [self._placeholders[name] for name, *_ in group]
+            rows = tf.shape(holders[0])[0]
+            return tf.concat([tf.reshape(holder, [rows, width])
+                              for holder, (*_, width) in zip(holders, group)], 1)
+
+        self._load = tf.group(
+            *[self._matrices[dtype].assign(matrix(group), **assign)
+              for dtype, group in self._groups.items()],
+            *[self._held_levels[name].assign(holder, **assign)
+              for name, holder in self._levels.items()])
+        # a call read through tf.data lets the last held input's matrices go
+        self._release = tf.group(
+            *[held.assign(tf.zeros([0, *held.shape[1:]], held.dtype), **assign)
+              for held in [*self._matrices.values(), *self._held_levels.values()]])
+        self.batch = self.next_batch()
+
+    def next_batch(self):
+        """A new ``{name: tensor}`` op taking the next batch (a steps loop's body builds its own,
+        see ``graph.build_steps_loop``)."""
+        tf = self._tf
+        return tf.cond(self._use_held.read_value(), self._held_batch, self.iterator.get_next,
+                       name="next_batch")
+
+    def _held_batch(self):
+        """The next batch of the held columns: this batch's row numbers, then a gather of each.
+
+        Batch ``k`` holds the positions ``k * batch_size`` up to the next batch's
+        (the last one stops at the end of the last epoch) of the stream of
+        epochs; position ``p`` is row ``p % rows`` of epoch ``p // rows``, in
+        input order or through that epoch's permutation, the same one as the
+        ``permuted`` dataset's (see :func:`batches`), kept in a variable while
+        the epoch is read.
+        """
+        tf = self._tf
+        rows, size, epochs, seed, shuffled, batches = tf.unstack(self._settings.read_value())
+        number = self._number.assign_add(1) - 1
+        number = tf.cond(tf.logical_and(batches >= 0, number >= batches),
+                         self._end.dequeue, lambda: number)
+        start = number * size
+        stop = tf.where(epochs < 0, start + size, tf.minimum(start + size, rows * epochs))
+        positions = tf.range(start, stop)
+        offsets = positions % rows
+
+        def permuted():  # a batch spans at most two epochs (its size is at most the rows)
+            first, last = start // rows, (stop - 1) // rows
+
+            def permutation(epoch):
+                return tf.random.experimental.stateless_shuffle(tf.range(rows),
+                                                                seed=tf.stack([seed, epoch]))
+
+            # the permutation kept is read only in a step that does not replace it
+            fresh = tf.not_equal(self._permuted_epoch.read_value(), last)
+            in_last = tf.cond(fresh, lambda: permutation(last), self._permutation.read_value)
+            in_first = tf.cond(tf.equal(first, last), lambda: in_last,
+                               lambda: permutation(first))
+            order = tf.where(tf.equal(positions // rows, first), tf.gather(in_first, offsets),
+                             tf.gather(in_last, offsets))
+
+            def keep():
+                with tf.control_dependencies([order]):
+                    done = tf.group(self._permutation.assign(in_last, read_value=False),
+                                    self._permuted_epoch.assign(last, read_value=False))
+                with tf.control_dependencies([done]):
+                    return tf.identity(order)
+
+            return tf.cond(fresh, keep, lambda: order)
+
+        order = tf.cond(tf.equal(shuffled, 1), permuted, lambda: offsets)
+        batch = {}
+        for dtype, group in self._groups.items():
+            gathered = tf.gather(self._matrices[dtype], order)
+            if all(shape.rank == 0 for _, shape, _ in group):  # one op for one value a row
+                parts = tf.unstack(gathered, len(group), axis=1)
+            else:
+                parts = [tf.reshape(part, tf.concat([tf.shape(part)[:1], shape.as_list()], 0))
+                         for part, (_, shape, _) in zip(
+                             tf.split(gathered, [width for *_, width in group], axis=1), group)]
+            for (name, _, _), values in zip(group, parts):
+                batch[name] = (tf.gather(self._held_levels[name], values)
+                               if name in self._levels else values)
+        return {name: batch[name] for name in self._placeholders}
 
     def start(self, session, feeds, input_fn, training, epochs=None):
         """Initializes the iterator on ``feeds`` (the arrays of ``input_fn``) for one call."""
@@ -110,7 +243,18 @@ class InputPipeline:
             # a fixed seed repeats the same order in every call; None: a new order each call
             feed[self._seed] = (input_fn.seed if input_fn.seed is not None
                                 else int(_SEEDS.integers(1, 2**31 - 1)))
-        session.run(self._initializers[order], feed)
+        held = order in ("plain", "permuted") and rows <= input_fn.n and _HELD
+        feed[self._select] = held
+        settings = [input_fn.n, rows, feed[self._epochs], feed.get(self._seed, 0),
+                    order == "permuted", -1]
+        if held:
+            if num_epochs is not None:
+                settings[-1] = -(-input_fn.n * num_epochs // rows)
+            ops = [self._load, self._reset]
+        else:
+            ops = [self._initializers[order], self._reset, self._release]
+        feed[self._settings_value] = settings
+        session.run(ops, feed)
 
 
 def _memory_bytes():

@@ -331,3 +331,45 @@ def test_keras_steps_per_execution_stops_after_the_call_reaching_the_step(tmp_pa
     result = _keras_fit(tmp_path, 3, last_step=13)
     assert result["after"] == [3, 6, 8, 11, 14] and result["step"] == 14
     assert result["checkpoints"][-1] == 14 and result["bar"] == 14
+
+
+@pytest.mark.parametrize("kind", ["dnn", "linear"])
+def test_every_kind_of_column_trains_as_with_one_step_per_call(tmp_path, kind):
+    # Lookup tables (vocabularies) live in the graph itself, not in the steps loop's body.
+    rng = np.random.default_rng(1)
+    n = 400
+    vocab_file = tmp_path / "vocab.txt"
+    vocab_file.write_text("a\nb\nc\n")
+    data = {"x": rng.normal(size=n).astype("float32"), "w": rng.uniform(size=n).astype("float32"),
+            "s": rng.choice(["a", "b", "c", "d"], n), "i": rng.integers(0, 4, n)}
+    data["t"] = data["u"] = data["s"]
+    y = (data["x"] > 0).astype("int64")
+    categorical = [pyhooks.column_categorical_with_vocabulary_list("s", ["a", "b", "c"]),
+                   pyhooks.column_categorical_with_vocabulary_file("t", str(vocab_file)),
+                   pyhooks.column_categorical_with_identity("i", 4),
+                   pyhooks.column_categorical_with_hash_bucket("u", 5),
+                   pyhooks.column_bucketized(pyhooks.column_numeric("x"), [-1.0, 0.0, 1.0]),
+                   pyhooks.column_crossed(["s", "i"], 7)]
+    weighted = pyhooks.column_categorical_weighted(
+        pyhooks.column_categorical_with_identity("i", 4), "w")
+    if kind == "dnn":
+        columns = [pyhooks.column_indicator(c) for c in categorical]
+        columns.append(pyhooks.column_embedding(categorical[0], 2))
+    else:
+        columns = [*categorical, weighted]
+    results = []
+    for spe in (1, 5):
+        config = pyhooks.run_config(steps_per_execution=spe, tf_random_seed=3)
+        fcs = pyhooks.feature_columns(pyhooks.column_numeric("x"), *columns)
+        model_dir = str(tmp_path / f"spe{spe}")
+        est = (pyhooks.dnn_classifier([4], fcs, model_dir=model_dir, config=config)
+               if kind == "dnn" else pyhooks.linear_classifier(fcs, model_dir=model_dir,
+                                                                config=config))
+        data_fn = pyhooks.input_fn({**data, "y": y}, response="y", features=list(data),
+                                   batch_size=16, shuffle=False, num_epochs=None)
+        history = est.train(data_fn, steps=12)
+        assert history.to_dict()["steps"][-1] == 12
+        results.append(est.evaluate(pyhooks.input_fn({**data, "y": y}, response="y",
+                                                     features=list(data), batch_size=64,
+                                                     shuffle=False, num_epochs=1))["loss"])
+    assert results[1] == pytest.approx(results[0], rel=1e-5)

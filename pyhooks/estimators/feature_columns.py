@@ -201,12 +201,13 @@ class VocabularyListColumn(_Categorical):
         from tensorflow.python.ops import lookup_ops
 
         tf = ctx.tf
-        table = lookup_ops.index_table_from_tensor(
-            vocabulary_list=tf.constant(self.vocabulary,
-                                        dtype=tf.string if self.kind == STR else tf.int64),
-            num_oov_buckets=self.num_oov_buckets, default_value=self.default_value,
-            dtype=tf.string if self.kind == STR else tf.int64,
-            name=f"{scope_name(self.name)}_lookup")
+        with tf.init_scope():  # in the graph itself, also from a steps loop's body
+            table = lookup_ops.index_table_from_tensor(
+                vocabulary_list=tf.constant(self.vocabulary,
+                                            dtype=tf.string if self.kind == STR else tf.int64),
+                num_oov_buckets=self.num_oov_buckets, default_value=self.default_value,
+                dtype=tf.string if self.kind == STR else tf.int64,
+                name=f"{scope_name(self.name)}_lookup")
         return table.lookup(ctx.raw(self.key, self.kind))
 
     def _repr_fields(self):

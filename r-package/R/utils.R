@@ -240,9 +240,14 @@ tell_cluster <- function(where, cnd) {
 # failing op was defined ("Detected at node ... defined at (most recent call last):"
 # or "Original stack trace for ...:" and their indented lines), its "Graph execution
 # error:" heading, its op lines ("Node: ...", "[[{{node ...}}]] [Op:...]") and a line
-# repeated at once. The whole message stays in `python_message` and
+# repeated at once; with another worker's failure reported by pyhooks, what comes
+# before that report. The whole message stays in `python_message` and
 # reticulate::py_last_error().
 without_python_frames <- function(message) {
+  # another worker's failure that pyhooks reported: that report, without TensorFlow's
+  # framing before it ("From /job:...: Collective ops is aborted by: ...")
+  report <- regexpr("pyhooks: (chief|worker|ps|evaluator) [0-9]+ failed ", message)
+  if (report > 0L) message <- substring(message, report + nchar("pyhooks: "))
   lines <- strsplit(message, "\n", fixed = TRUE)[[1L]]
   keep <- rep(TRUE, length(lines))
   in_frames <- FALSE

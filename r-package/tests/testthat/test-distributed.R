@@ -78,8 +78,8 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   dir.create(bad)
   outs <- run_workers(bad, "NA", "NA", "bad_input", raw = TRUE)
   expect_match(outs[[2]][[1]], '^error `features`: no column "z" in `data`')
-  expect_match(outs[[1]][[1]], paste0("worker 1 failed building the input \\(input_fn\\(\\)\\): ",
-                                      '`features`: no column "z" in `data`'))
+  expect_match(outs[[1]][[1]], paste0("^error worker 1 failed building the input ",
+                                      '\\(input_fn\\(\\)\\): `features`: no column "z" in `data`'))
   expect_no_match(outs[[1]][[1]], "could not tell|most recent call last|File \"")
   # an infinite loss on worker 1: both fail at step 3, the error names worker 1
   inf <- tempfile("mwms")

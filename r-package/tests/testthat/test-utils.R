@@ -91,6 +91,11 @@ test_that("a TensorFlow error's message loses the Python frames where its op was
                  '  File "/x/base.py", line 318, in train', "    self._train()", sep = "\n")
   expect_equal(without_python_frames(graph),
                "From /job:worker/replica:0/task:0:\naborted: worker 1 failed")
+  peer <- paste("From /job:worker/replica:0/task:0:",
+                "Collective ops is aborted by: Collective ops is aborted by: Error reported from",
+                "/job:worker/task:1: pyhooks: worker 1 failed building the input: no column",
+                "\t [[{{node a/CollectiveBcastSend}}]]")
+  expect_equal(without_python_frames(peer), "worker 1 failed building the input: no column")
   expect_equal(without_python_frames("a plain message\n  indented stays"),
                "a plain message\n  indented stays")
 })

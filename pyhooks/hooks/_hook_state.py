@@ -20,10 +20,11 @@ among its hooks (the first one's ``checkpoint_dir`` gets the files): a
 :func:`pyhooks.MonitoredTrainingSession` with a ``checkpoint_dir`` (whose own
 ``StepCounterHook`` keeps state). The state of a save is written as in an
 estimator (just before it and at the end of its step), and after the save the
-saver makes when the loop fails or is interrupted; a loop that starts at the step of a listed checkpoint with a
-state file (the user restored that checkpoint, as a script does before its
-loop) loads it when its session is created, after the other hooks'
-``after_create_session()``; a loop that ends normally removes the files.
+saver makes when the loop fails or is interrupted; a loop that starts at the
+step of a listed checkpoint with a state file (the user restored that
+checkpoint, as a script does before its loop) loads it when its session is
+created, after the other hooks' ``after_create_session()``; a loop that ends
+normally removes the files.
 Only the chief writes and loads them.
 
 Keys (what ties a saved state to a hook of the next process): the hook's

@@ -94,7 +94,8 @@ class InputPipeline:
                               for name, dataset in datasets.items()}
         self.iterator = iterator
         # the columns held in the session (see ``_held_batch``); which source a call reads
-        local = dict(trainable=False, collections=[])  # set by ``start`` alone
+        # set by ``start`` alone; resource variables whatever the TF 1 switches say
+        local = dict(trainable=False, collections=[], use_resource=True)
 
         def held(name, dtype, shape):
             return v1.Variable(tf.zeros([0, *shape], dtype), shape=tf.TensorShape([None, *shape]),

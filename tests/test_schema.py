@@ -279,8 +279,10 @@ from pyhooks import estimators as est
 v1 = tf.compat.v1
 data = est.load_mtcars()
 fcs = est.feature_columns(est.column_numeric("drat"))
+looped = est.RunConfig(steps_per_execution=2)  # a steps loop updates its variables too
 for model, response in ((est.linear_regressor(fcs), "mpg"),
-                        (est.dnn_classifier([4], fcs), "am")):
+                        (est.dnn_classifier([4], fcs), "am"),
+                        (est.dnn_classifier([4], fcs, config=looped), "am")):
     input = est.input_fn(data, ["drat"], response, batch_size=8)
     model.train(input, steps=3)
     print(model.evaluate(input)["global_step"], len(model.predict(input)),
@@ -313,9 +315,9 @@ def test_estimators_run_with_tensorflow_1_reference_variables(switch):
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if not line.startswith("Training")]
-    assert lines[:2] == ["3 32 True", "3 32 True"]
-    assert lines[2].startswith("40 ") and lines[2].endswith(" True")
-    assert 1.5 < float(lines[2].split()[1]) < 2.5  # y = 2x learned: at x = 1 about 2
+    assert lines[:3] == ["3 32 True", "3 32 True", "3 32 True"]
+    assert lines[3].startswith("40 ") and lines[3].endswith(" True")
+    assert 1.5 < float(lines[3].split()[1]) < 2.5  # y = 2x learned: at x = 1 about 2
 
 
 def test_column_names_beyond_ascii_train_evaluate_predict_and_export(tmp_path):

@@ -22,6 +22,7 @@ the batch) in ``pyhooks_training_loss``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any, Callable, NamedTuple
 
@@ -84,6 +85,18 @@ class ModelTensors:
         self.spec_hooks = []  # a model_fn's estimator_spec() hooks for this mode
 
 
+@contextlib.contextmanager
+def _resource_variables(v1, wanted):
+    """With ``wanted``, the default graph's variables are resource variables whatever
+    TensorFlow 1's switches say: a steps loop's body updates the variables it captures,
+    which reference variables cannot be there."""
+    if not wanted:
+        yield
+        return
+    with v1.variable_scope(v1.get_variable_scope(), use_resource=True):
+        yield
+
+
 def global_step_read(tf, global_step):
     """The tensor that reads ``global_step`` (what ``session.run(global_step)`` fetches).
 
@@ -109,7 +122,8 @@ class GraphState(ModelTensors):
         self.callables = {}  # the kept session's callables (kept_session.KeptSession)
         self.synced_checkpoint = self.synced_stamp = None
         self.graph = graph = tf.Graph()
-        with graph.as_default():
+        loop = mode == TRAIN and spec.steps_per_execution > 1
+        with graph.as_default(), _resource_variables(v1, loop):
             if spec.seed is not None:
                 v1.set_random_seed(spec.seed)
             if spec.replicated is None:
@@ -128,7 +142,7 @@ class GraphState(ModelTensors):
                 else:
                     self.pipeline = InputPipeline(tf, spec.signature)
             self.last_step = None  # a steps loop's bound (see set_last_step)
-            if mode == TRAIN and spec.steps_per_execution > 1:
+            if loop:
                 build_steps_loop(self, tf, spec, self.pipeline)
             else:
                 self._build_model(tf, spec, mode, self.pipeline.batch)

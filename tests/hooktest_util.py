@@ -158,3 +158,15 @@ def drive(hooks, sess, fetches, steps, feed_dict=None):
         if context.stop_requested:
             break
     return out
+
+
+class InterruptAt(pyhooks.SessionRunHook):
+    """Raises KeyboardInterrupt (Ctrl-C) in its ``n``-th after_run."""
+
+    def __init__(self, n):
+        self.n, self.runs = n, 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        if self.runs == self.n:
+            raise KeyboardInterrupt

@@ -13,6 +13,7 @@ import pyhooks  # noqa: E402
 from pyhooks.estimators import column_numeric, feature_columns, input_fn, linear_regressor, \
     load_mtcars  # noqa: E402
 from pyhooks.hooks._hook_state import HookState, listening, state_keys  # noqa: E402
+from hooktest_util import InterruptAt  # noqa: E402
 
 
 def silent():
@@ -289,18 +290,6 @@ def test_the_runner_records_which_hook_requested_the_stop():
 
 
 # --------------------------------------------------------------------------- without an estimator
-class InterruptAt(pyhooks.SessionRunHook):
-    """Raises KeyboardInterrupt (Ctrl-C) in its ``n``-th after_run."""
-
-    def __init__(self, n):
-        self.n, self.runs = n, 0
-
-    def after_run(self, run_context, run_values):
-        self.runs += 1
-        if self.runs == self.n:
-            raise KeyboardInterrupt
-
-
 def fit_line(steps=None):
     """A variable w fitted to y = 2x, its step and a tf.train.Checkpoint of both, restored
     from ``steps``' directory when it has a checkpoint (what a user's eager loop does)."""

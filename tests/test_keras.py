@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import pyhooks
-from hooktest_util import Recorder, read_events
+from hooktest_util import InterruptAt, Recorder, read_events
 from pyhooks.eager import StepOutputError
 from pyhooks.hooks._lookup import HookSetupError
 from tests.fakes import new_name
@@ -309,18 +309,6 @@ def test_checkpoint_saver_with_tf_train_checkpoint(tmp_path):
     assert int(fresh.optimizer.iterations.numpy()) == 8
     for a, b in zip(fresh.get_weights(), model.get_weights()):
         np.testing.assert_allclose(a, b)
-
-
-class InterruptAt(pyhooks.SessionRunHook):
-    """Raises KeyboardInterrupt (Ctrl-C) in its ``n``-th after_run."""
-
-    def __init__(self, n):
-        self.n, self.runs = n, 0
-
-    def after_run(self, run_context, run_values):
-        self.runs += 1
-        if self.runs == self.n:
-            raise KeyboardInterrupt
 
 
 def test_the_hooks_state_resumes_with_a_checkpoint_saver_after_an_interrupt(tmp_path):

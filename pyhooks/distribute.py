@@ -22,9 +22,10 @@ functions here are what those arguments do:
   after that same step. Between two agreements a stop request waits for the next
   one. By default (``"auto"``) the steps between agreements follow measured times
   (about 2% of a step spent agreeing, at most 1 s apart, a ``StopAtStepHook``'s
-  last step agreed at that step). An error on one worker (a hook's, its ``begin()`` included,
-  or the step's) is reported to the cluster, so the other workers' next collective fails at once with TensorFlow's
-  error naming the task and the reason (``... Error reported from
+  last step agreed at that step). An error on one worker (a hook's, its ``begin()``
+  included, or the step's) is reported to the cluster, so the other workers' next
+  collective fails at once with TensorFlow's error naming the task and the reason
+  (``... Error reported from
   /job:worker/task:1: pyhooks: worker 1 failed in local step 7: ValueError: ...``),
   instead of waiting on a peer that is gone. End of input: use a dataset
   distributed by the strategy (``strategy.distribute_datasets_from_function`` or

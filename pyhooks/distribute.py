@@ -68,7 +68,7 @@ from pyhooks.hooks._common import check_bool
 from pyhooks.hooks._workers import Worker, worker_path, worker_scope
 
 __all__ = ["REDUCTIONS", "PerReplicaOutputError", "ScheduledSteps", "StopAgreementHook", "Worker",
-           "check_plain_output", "check_reductions", "find_worker", "reduce_output",
+           "check_agreement_every", "check_plain_output", "check_reductions", "find_worker", "reduce_output",
            "report_failure", "report_failure_of_task", "worker_hooks", "worker_path",
            "worker_scope"]
 
@@ -150,7 +150,7 @@ def worker_hooks(hooks, chief_only_hooks, worker, agree_every_n_steps=None, stra
     """
     hooks = check_hooks(hooks)
     chief_only = check_hooks(chief_only_hooks, "chief_only_hooks")
-    _check_every(agree_every_n_steps, allow_none=True)
+    check_agreement_every(agree_every_n_steps, allow_none=True)
     if worker is None:
         if chief_only:
             raise ValueError("`chief_only_hooks` needs `strategy=` or `is_chief=` to know whether "
@@ -162,7 +162,9 @@ def worker_hooks(hooks, chief_only_hooks, worker, agree_every_n_steps=None, stra
     return hooks
 
 
-def _check_every(every, allow_none=False):
+def check_agreement_every(every, allow_none=False):
+    """``every`` if it is a positive whole number or ``"auto"`` (or None, with ``allow_none``);
+    else a ValueError naming ``agree_every_n_steps``."""
     from pyhooks.timer import check_positive
 
     if every == "auto":
@@ -208,7 +210,7 @@ class StopAgreementHook(SessionRunHook):
     MAX_WAIT_SECS = 1.0  # at most this long between two automatic agreements
 
     def __init__(self, strategy, worker, every_n_steps="auto", vote=None, hooks=()):
-        self._every = _check_every(every_n_steps)
+        self._every = check_agreement_every(every_n_steps)
         self._strategy = strategy
         self._worker = worker
         self._vote = vote
@@ -343,9 +345,11 @@ def report_failure_of_task(where, message):
 
 
 def _peer_failure(error):
-    """Whether ``error`` is another task's failure reaching this one (nothing to report)."""
+    """Whether ``error`` is another task's failure reaching this one (nothing to report): its
+    report, or a step cancelled because of it (an estimator's, whose session is closed then)."""
     text = str(error)
-    return "Error reported from /job:" in text or "Collective ops is aborted by" in text
+    return ("Error reported from /job:" in text or "Collective ops is aborted by" in text
+            or type(error).__name__ == "CancelledError")
 
 
 def _make_vote(strategy, size):

@@ -341,13 +341,12 @@ def mwms_estimator(config, task_type, task_id):
     ValueError there; ``config["model_fn_fails_on"] = worker``: that worker's ``model_fn``
     (``custom``) raises ValueError; ``config["hang_at"]``: a hook of that worker waits
     there (to be killed): after the step, or before it for a negative step (the other
-    workers then wait in its all-reduce).
+    workers then wait in its all-reduce); ``config["agree_every_n_steps"]``: the run
+    config's (default ``"auto"``).
     """
     import numpy as np
 
-    options = tf.distribute.experimental.CommunicationOptions(
-        timeout_seconds=config.get("collective_timeout"))
-    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
     out = config["dir"]
     x = np.linspace(-1, 1, 32) + task_id / 2
     nan_worker, nan_step = config.get("nan_at") or (-1, -1)
@@ -357,7 +356,9 @@ def mwms_estimator(config, task_type, task_id):
     inp = pyhooks.input_fn(data, features=["x"], response="y", batch_size=4, shuffle=False)
     run_config = pyhooks.estimators.run_config(model_dir=os.path.join(out, "model"),
                                                tf_random_seed=1, save_summary_steps=2,
-                                               train_distribute=strategy)
+                                               train_distribute=strategy,
+                                               agree_every_n_steps=config.get(
+                                                   "agree_every_n_steps", "auto"))
     if config.get("custom"):
         from pyhooks.estimators import layers
 
@@ -417,7 +418,8 @@ def mwms_estimator(config, task_type, task_id):
             model_dir=model.model_dir, checkpoint=model.latest_checkpoint(),
             error=None if error is None else type(error).__name__,
             message=None if error is None else "\n".join([str(error),
-                                                          *getattr(error, "__notes__", [])]))
+                                                          *getattr(error, "__notes__", [])]),
+            ended=time.time())
     if error is not None:
         sys.exit(3)
 

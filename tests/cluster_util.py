@@ -104,11 +104,13 @@ class Cluster:
 
     def kill_when_hanging(self, key, timeout):
         """Kills task ``key`` once it says it hangs (its ``hanging_<id>`` file, written by a
-        ``hang_at`` scenario); then waits for the others, as :meth:`wait`."""
+        ``hang_at`` scenario); then waits for the others, as :meth:`wait`. ``killed_at``: when
+        (``time.time()``)."""
         deadline = time.monotonic() + 90
         while not os.path.exists(os.path.join(self.dir, f"hanging_{key[1]}")):
             assert time.monotonic() < deadline, self.log(key)
             time.sleep(0.2)
+        self.killed_at = time.time()
         self.kill(key)
         del self.processes[key]
         return self.wait(timeout=timeout)

@@ -399,9 +399,13 @@ class Estimator:
                 if self._replicated is None:
                     ended = state.run_loop(loop, state.fetches)
                 else:  # the workers' stop agreement last (it sees every stop request)
-                    with self._replicated.scope():  # hooks' files: the worker's own place
-                        ended = state.run_loop(self._replicated.first_hooks(state) + loop
-                                               + self._replicated.hooks(state), state.fetches)
+                    replicated = self._replicated
+                    agreement = replicated.hooks(state, self.config.agree_every_n_steps, loop)
+                    # hooks' files in the worker's own place; a step left waiting for a failed
+                    # peer is ended
+                    with replicated.scope(), replicated.watching(state.session):
+                        ended = state.run_loop(replicated.first_hooks(state) + loop + agreement,
+                                               state.fetches)
             except BaseException as error:
                 self.last_stop = stop_reason(_step_or(state, start), error=error)
                 _keep(error, "pyhooks_stop", self.last_stop)
@@ -426,6 +430,9 @@ class Estimator:
         the weights are forgotten instead: the model is what the latest checkpoint
         holds. A save that fails is noted on ``error`` (which wins), or raised.
         """
+        if getattr(error, "closed_session_for_peer", False):  # a peer failed: nothing to save
+            state.discard()
+            return
         spoiled = not state.skips_nonfinite and (
             isinstance(error, NanLossDuringTrainingError) or any(
                 isinstance(h, CheckpointSaverHook) and h.diverged_at is not None for h in hooks))

@@ -35,26 +35,30 @@ gets ``strategy.update_config_proto(config)``. What changes for the user:
   too (:func:`pyhooks.distribute.worker_path`); ``train(chief_only_hooks=)``
   run on the chief only. Variables start as the chief's
   (broadcast when the session starts). Workers agree on stopping
-  (:class:`pyhooks.distribute.StopAgreementHook`, one small eager all-reduce
-  after every step): a stop requested on one worker ends every worker's
-  ``train()`` after the same step, so no worker is left waiting in a
-  collective for a peer that left; an error raised on one worker (by a hook,
-  or ``NanTensorHook``'s) fails the others at that agreement with TensorFlow's
-  error naming the worker and the error (``Error reported from
-  /job:worker/task:1: pyhooks: worker 1 failed in local step 3: ValueError:
-  ...``), and an error in ``train()`` before its steps (the input's checks
-  against the model's contract, the ``model_fn``) fails them so too (``worker 1
-  failed in train() before its first step (...): ...``), as does R's
-  ``input_fn()`` refusing its data on a worker once the strategy is made
-  (``worker 1 failed building the input (input_fn()): ...``); a worker that dies
-  fails the others at that agreement with TensorFlow's ``UnavailableError``
-  naming it (the session is not re-created:
-  a new one cannot bring the peer back). A worker that dies while the others
-  wait in the step's all-reduce is not noticed there (graph collectives check
-  no peer's health): bound that wait with the strategy's
-  ``communication_options=tf.distribute.experimental.CommunicationOptions(
-  timeout_seconds=...)`` (the others then fail with ``DeadlineExceededError``).
-  Every worker's input must last the steps (``num_epochs = None``, or
+  (:class:`pyhooks.distribute.StopAgreementHook`, one small eager all-reduce,
+  every ``run_config(agree_every_n_steps=)`` steps: by default ``"auto"``,
+  spaced for about 2% of a step, at most 1 s apart, ``train()``'s own last
+  step agreed at that step): a stop requested on one worker ends every
+  worker's ``train()`` after the same step, so no worker is left waiting in a
+  collective for a peer that left.
+- **A worker that fails.** An error raised on one worker (by a hook, or
+  ``NanTensorHook``'s) is reported to the cluster naming the worker and the
+  error (``Error reported from /job:worker/task:1: pyhooks: worker 1 failed in
+  local step 3: ValueError: ...``), and so is an error in ``train()`` before
+  its steps (the input's checks against the model's contract, the
+  ``model_fn``: ``worker 1 failed in train() before its first step (...):
+  ...``), and R's ``input_fn()`` refusing its data on a worker once the
+  strategy is made (``worker 1 failed building the input (input_fn()):
+  ...``). The others fail with that message at their next agreement, or, when
+  their step waits in its all-reduce for the failed worker, within about 3 s
+  (a thread asks TensorFlow's coordination service every second whether a
+  task failed, and cancels such a step by closing the session: the error is
+  the failed task's, with TensorFlow's type). A worker that dies is noticed so
+  too, once the coordination service misses its heartbeats (10 s by default):
+  the others fail with ``UnavailableError`` naming the task, about 10 s
+  after the death. The session is not re-created (a new one cannot bring the
+  peer back), and after a failure that closed the session nothing is saved.
+- **Inputs of several workers.** Every worker's input must last the steps (``num_epochs = None``, or
   ``steps`` of at most its batches): ``train()`` refuses an input that could
   end first, since a worker whose input ends would leave the others waiting.
 
@@ -69,6 +73,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 
 from pyhooks.estimators.graph import ModelTensors
 from pyhooks.hook import SessionRunArgs, SessionRunHook
@@ -134,6 +139,7 @@ class ReplicatedTraining:
     """
 
     _phase = "in train()"  # where a failure happens (see failures())
+    _vote = None  # the stop agreement's all-reduce, once made (see hooks())
 
     def __init__(self, strategy):
         from pyhooks import distribute
@@ -288,24 +294,117 @@ class ReplicatedTraining:
 
         return [_NotFiniteOn(state.not_finite_on, _task_of(self.strategy)[2])]
 
-    def hooks(self, state):
-        """The hooks this worker adds to ``train()``: the stop agreement with several workers."""
+    def hooks(self, state, every_n_steps="auto", others=()):
+        """The hooks this worker adds to ``train()``: the stop agreement with several workers,
+        every ``every_n_steps`` steps (``"auto"``: from measured times, ``others``'
+        ``StopAtStepHook`` s agreed at their step; see
+        :class:`pyhooks.distribute.StopAgreementHook`)."""
         self._phase = "in train()'s loop (its session, steps or hooks)"
-        if not self.multi_worker:
+        if not self.multi_worker or every_n_steps is None:
             return []
         from pyhooks.distribute import StopAgreementHook, _make_vote
 
         from tensorflow.python.eager import context
 
-        eager_vote = []
-
         def vote(flags):  # eagerly (the strategy's collectives), not in the estimator's graph
             with context.eager_mode():
-                if not eager_vote:
-                    eager_vote.append(_make_vote(self.strategy, 2 * self.worker.num_workers))
-                return eager_vote[0](flags).numpy()
+                if self._vote is None:  # made once per estimator: tracing it takes ~1 s
+                    self._vote = _make_vote(self.strategy, 2 * self.worker.num_workers)
+                return self._vote(flags).numpy()
 
-        return [StopAgreementHook(self.strategy, self.worker, 1, vote=vote)]
+        return [StopAgreementHook(self.strategy, self.worker, every_n_steps, vote=vote,
+                                  hooks=others)]
+
+    @contextlib.contextmanager
+    def watching(self, session):
+        """Around the training loop, with several workers: a step waiting for a failed peer ends.
+
+        A graph step waiting in its all-reduce for a worker that died or failed
+        would wait for ever (graph collectives check no peer's health). A thread
+        asks TensorFlow's coordination service every :attr:`_PeerWatch.INTERVAL`
+        seconds whether a task has failed (a reported error, or heartbeats missing
+        for its timeout, 10 s by default); when one has and this worker's loop
+        has not ended within :attr:`_PeerWatch.GRACE` seconds (a stop agreement
+        waiting in its eager all-reduce fails by itself), it closes ``session``,
+        which cancels the step, and the loop's error becomes the peer's failure,
+        naming the task.
+        """
+        if not self.multi_worker:
+            yield
+            return
+        watch = _PeerWatch(self.strategy, session)
+        watch.start()
+        try:
+            yield
+        except BaseException as error:
+            failure = watch.stop()
+            if failure is None:
+                raise
+            raise failure from error
+        finally:
+            watch.stop()
+
+
+class _PeerWatch:
+    """The thread of :meth:`ReplicatedTraining.watching`."""
+
+    INTERVAL = 1.0  # seconds between two questions to the coordination service
+    GRACE = 2.0  # seconds the loop has to fail by itself before its session is closed
+
+    def __init__(self, strategy, session):
+        from pyhooks.distribute import _task_of
+
+        cluster = _task_of(strategy)[2]
+        self._jobs = [(job, len(cluster[job])) for job in ("chief", "worker") if job in cluster]
+        self._session = session
+        self.failure = None
+
+        self._ended = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="pyhooks-peer-watch",
+                                        daemon=True)
+
+    def start(self):
+        self._thread.start()
+
+    def stop(self):
+        """Ends the watch; returns the error to raise for a peer's failure, or None."""
+        self._ended.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return self.failure
+
+    def _watch(self):
+        from tensorflow.python.eager import context
+
+        while not self._ended.wait(self.INTERVAL):
+            try:
+                states = context.context().get_task_states(self._jobs)
+            except Exception:  # noqa: BLE001 - no coordination service: nothing to watch
+                return
+            failed = [(name, state) for name, state in zip(self._names(), states) if state]
+            if not failed:
+                continue
+            if self._ended.wait(self.GRACE):
+                return  # the loop ended by itself (its own error, or a vote that failed)
+            self.failure = _peer_error(*failed[0])
+            self.failure.closed_session_for_peer = True
+            self._session.close()  # cancels the step waiting for the peer
+            return
+
+    def _names(self):
+        return [f"/job:{job}/task:{index}" for job, count in self._jobs
+                for index in range(count)]
+
+
+def _peer_error(task, state):
+    """The error a worker raises when ``task`` failed (``state``: its status in the
+    coordination service): TensorFlow's error type of that status, the task named."""
+    import tensorflow as tf
+
+    message = str(getattr(state, "message", state))
+    kind = type(state) if isinstance(state, tf.errors.OpError) else tf.errors.UnavailableError
+    return kind(None, None, f"Error reported from {task}: {message} (pyhooks: this "
+                            "worker's step waited for it and was cancelled)")
 
 
 class _NotFiniteOn(SessionRunHook):

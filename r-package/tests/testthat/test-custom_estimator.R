@@ -323,3 +323,13 @@ test_that("run_config(steps_per_execution =) runs several steps per call, counte
   expect_error(run_config(steps_per_execution = 0), "steps_per_execution")
   expect_error(run_config(steps_per_execution = 2.5), "steps_per_execution")
 })
+
+test_that("run_config() takes how often several workers agree on stopping", {
+  skip_if_no_pyhooks()
+  expect_identical(run_config()$agree_every_n_steps, "auto")
+  expect_identical(run_config(agree_every_n_steps = 10)$agree_every_n_steps, 10L)
+  expect_null(run_config(agree_every_n_steps = NULL)$agree_every_n_steps)
+  expect_error(run_config(agree_every_n_steps = "sometimes"), "agree_every_n_steps")
+  expect_error(run_config(agree_every_n_steps = 2.5), "agree_every_n_steps")
+  expect_error(run_config(agree_every_n_steps = 0), "agree_every_n_steps")
+})

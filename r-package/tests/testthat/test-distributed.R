@@ -66,13 +66,15 @@ test_that("two Rscript workers train one model; the chief keeps the checkpoints"
   expect_equal(reports[[2]][["model_dir"]], file.path(normalizePath(dir), "tmp_worker_1"))
   expect_equal(nrow(utils::read.csv(file.path(dir, "history.csv"))), 4)
   expect_equal(nrow(utils::read.csv(file.path(dir, "tmp_worker_1", "history.csv"))), 4)
-  # a stop asked on worker 1 ends train() on both after the same step
+  # a stop asked on worker 1 from step 3 on ends train() on both after the same step: the
+  # next agreement's (run_config(agree_every_n_steps = "auto"))
   again <- tempfile("mwms")
   dir.create(again)
   reports <- run_workers(again, "3")
-  expect_equal(reports[[1]][["steps"]], "2,3")
-  expect_equal(reports[[2]][["steps"]], "2,3")
-  expect_equal(reports[[1]][["checkpoint"]], "model.ckpt-3")
+  expect_equal(reports[[1]][["steps"]], reports[[2]][["steps"]])
+  last <- as.integer(utils::tail(strsplit(reports[[1]][["steps"]], ",")[[1]], 1))
+  expect_true(last >= 3 && last <= 8)
+  expect_equal(reports[[1]][["checkpoint"]], paste0("model.ckpt-", last))
   # input_fn() refusing worker 1's data: the chief's error names worker 1, the phase and why
   bad <- tempfile("mwms")
   dir.create(bad)

@@ -15,18 +15,21 @@ count, in turns (``--repeats``, medians reported), the workers run:
   pyhooks/10 the same, agreeing every 10 steps;
   pyhooks/auto the same, agreeing as the default does (``"auto"``: steps between
              agreements from measured times, a StopAtStepHook's step agreed at it);
-  estimator  ``dnn_regressor(hidden_units=[64, 64])`` on the same shard, its
+  estimator/- ``dnn_regressor(hidden_units=[64, 64])`` on the same shard, its
              ``train(steps=N)`` under ``run_config(train_distribute=strategy)``
-             (graph mode; the estimator's own hooks, workers agreeing every step).
-             Another engine than the custom loop: its steps/s stand beside the
-             others, with no paired cost.
+             (graph mode, the estimator's own hooks) with no agreement
+             (``agree_every_n_steps=None``): the engine alone;
+  estimator/1 the same, ``agree_every_n_steps=1`` (every step);
+  estimator/auto the same, the default (``"auto"``). Another engine than the
+             custom loop: its costs are paired with ``estimator/-``.
 
 Columns: steps/s and examples/s (all workers: steps x 64 x workers) of worker 0,
 and pyhooks' cost per step over the bare loop of the same turn (paired, so the
 drift of a shared machine cancels), worker 0 and worker 1; with two workers,
-the agreement's own cost per step (over ``pyhooks/-`` of the same turn) and
-as a share of the bare step, worker 0; worker 0's CPU time per step (all its
-threads) and the agreement's CPU time per step over ``pyhooks/-``. With one worker no
+the agreement's own cost per step (over ``pyhooks/-``, or ``estimator/-``, of
+the same turn) and as a share of that baseline's step, worker 0; worker 0's CPU
+time per step (all its threads) and the agreement's CPU time per step over the
+same baseline. With one worker no
 agreement is made (there is nobody to agree with). Wall-clock times of the timed
 steps (the first 10 of each turn not counted: tracing, the first agreement).
 
@@ -48,6 +51,8 @@ import time
 WARMUP = 10  # with the steps, a multiple of 10: pyhooks/10 stops at an agreement
 BATCH = 64
 AGREEMENTS = {"pyhooks/-": None, "pyhooks/1": 1, "pyhooks/10": 10, "pyhooks/auto": "auto"}
+ESTIMATORS = {"estimator/-": None, "estimator/1": 1, "estimator/auto": "auto"}
+BASELINES = {"pyhooks/-", "estimator/-"}  # the agreement's cost is paired with these
 
 
 def free_ports(count):
@@ -133,28 +138,30 @@ def worker(args):
     shard = {f"x{i}": features[task::strategy.num_replicas_in_sync, i] for i in range(8)}
     shard["y"] = target[task::strategy.num_replicas_in_sync, 0]
     columns = pyhooks.feature_columns(*[pyhooks.column_numeric(f"x{i}") for i in range(8)])
-    regressor = pyhooks.dnn_regressor(
-        [64, 64], columns,
-        config=pyhooks.estimators.run_config(train_distribute=strategy, save_summary_steps=0))
+    regressors = {name: pyhooks.dnn_regressor([64, 64], columns, config=pyhooks.estimators.run_config(
+        train_distribute=strategy, save_summary_steps=0, agree_every_n_steps=every))
+        for name, every in ESTIMATORS.items()}
     data = pyhooks.input_fn(shard, features=[f"x{i}" for i in range(8)], response="y",
                             batch_size=BATCH, num_epochs=None, queue_capacity=2048)
     quiet = [pyhooks.ProgressBarHook(writer=lambda text: None)]
 
-    def estimator():
-        regressor.train(data, steps=WARMUP, hooks=quiet)
-        start = time.perf_counter()
-        regressor.train(data, steps=steps, hooks=quiet)
+    def estimator(name):
+        regressors[name].train(data, steps=WARMUP, hooks=quiet)
+        start, cpu = time.perf_counter(), time.process_time()
+        regressors[name].train(data, steps=steps, hooks=quiet)
+        cpu_times[name].append(time.process_time() - cpu)
         return time.perf_counter() - start
 
-    times = {"bare": [], **{name: [] for name in AGREEMENTS}, "estimator": []}
-    cpu_times = {name: [] for name in ("bare", *AGREEMENTS)}
+    times = {name: [] for name in ("bare", *AGREEMENTS, *ESTIMATORS)}
+    cpu_times = {name: [] for name in times}
     bare()  # tracing, the first collectives
     cpu_times["bare"].clear()
     for _ in range(args.repeats):
         times["bare"].append(bare())
         for name, every in AGREEMENTS.items():
             times[name].append(hooked(every))
-        times["estimator"].append(estimator())
+        for name in ESTIMATORS:
+            times[name].append(estimator(name))
     with open(args.out, "w", encoding="utf-8") as stream:
         json.dump({**times, "cpu": cpu_times}, stream)
 
@@ -207,36 +214,32 @@ def main():
         return
     print(f"DNN 8-64-64-1, batch {BATCH} per worker, {args.steps} timed steps per turn, "
           f"{args.repeats} turns, medians; {os.cpu_count()} CPUs shared by all workers")
-    print(f"{'workers':>7} {'variant':<12} {'steps/s':>8} {'examples/s':>11} "
+    print(f"{'workers':>7} {'variant':<14} {'steps/s':>8} {'examples/s':>11} "
           f"{'pyhooks ms/step w0':>19} {'w1':>6} {'agreement ms/step':>18} {'of a step':>9} "
           f"{'CPU ms/step':>11} {'agreement CPU':>13}")
     with tempfile.TemporaryDirectory() as directory:
         for num_workers in (1, 2):
             results = run(num_workers, args, directory)
-            for variant in ("bare", *AGREEMENTS, "estimator"):
+            for variant in ("bare", *AGREEMENTS, *ESTIMATORS):
                 secs = statistics.median(results[0][variant])
                 rate = args.steps / secs
-                over = []
-                for result in results:
-                    paired = [(t - b) / args.steps * 1000
-                              for t, b in zip(result[variant], result["bare"])]
-                    over.append(f"{statistics.median(paired):+.2f}")
-                agreement = share = cpu_step = cpu_cost = ""
-                if variant in results[0]["cpu"]:
-                    cpu = results[0]["cpu"]
-                    cpu_step = f"{statistics.median(cpu[variant]) / args.steps * 1000:.2f}"
-                    if num_workers > 1 and variant not in ("bare", "pyhooks/-"):
-                        paired = [t - n for t, n in zip(cpu[variant], cpu["pyhooks/-"])]
-                        cpu_cost = f"{statistics.median(paired) / args.steps * 1000:+.2f}"
-                if variant in ("bare", "estimator"):
-                    over = ["", ""][:num_workers]
-                elif num_workers > 1 and variant != "pyhooks/-":
+                baseline = "estimator/-" if variant in ESTIMATORS else "pyhooks/-"
+                over = ["", ""][:num_workers]
+                if variant in AGREEMENTS:  # the hooks' cost over the bare loop
+                    over = [f"{statistics.median((t - b) / args.steps * 1000 for t, b in zip(result[variant], result['bare'])):+.2f}"
+                            for result in results]
+                cpu = results[0]["cpu"]
+                cpu_step = f"{statistics.median(cpu[variant]) / args.steps * 1000:.2f}"
+                agreement = share = cpu_cost = ""
+                if num_workers > 1 and variant not in BASELINES | {"bare"}:
                     cost = statistics.median(
                         (t - n) / args.steps for t, n in zip(results[0][variant],
-                                                             results[0]["pyhooks/-"]))
-                    bare_step = statistics.median(results[0]["bare"]) / args.steps
-                    agreement, share = f"{cost * 1000:+.2f}", f"{cost / bare_step:+.1%}"
-                print(f"{num_workers:>7} {variant:<12} {rate:>8.1f} "
+                                                             results[0][baseline]))
+                    step = statistics.median(results[0][baseline]) / args.steps
+                    agreement, share = f"{cost * 1000:+.2f}", f"{cost / step:+.1%}"
+                    paired = [t - n for t, n in zip(cpu[variant], cpu[baseline])]
+                    cpu_cost = f"{statistics.median(paired) / args.steps * 1000:+.2f}"
+                print(f"{num_workers:>7} {variant:<14} {rate:>8.1f} "
                       f"{rate * BATCH * num_workers:>11.0f} {over[0]:>19} "
                       f"{over[1] if num_workers > 1 else '':>6} {agreement:>18} {share:>9} "
                       f"{cpu_step:>11} {cpu_cost:>13}")

@@ -21,14 +21,21 @@ warmed before the first round:
 * the floor: the same network written by hand in a private ``tf.Graph`` with the
   whole data set inside the session (a variable loaded once), each step a
   random gather of the batch's rows, the same optimizer, and a plain
-  ``make_callable(train_op)`` loop.
+  ``make_callable(train_op)`` loop; for the linear models one weight matrix of
+  all columns;
+* the floor, one variable per column (linear models): the same, with the weights
+  laid out as tf.estimator's linear models (and pyhooks', whose checkpoints and
+  ``variable_names()`` keep that layout) have them: a ``[1, 1]`` weight variable
+  per column (``x @ w`` per column, summed) and the bias, each updated by its
+  own optimizer op.
 
 Each round times every side once, in an order that changes each round: one
 ``train()`` call of STEPS steps (graph building, restoring and the warm-up
 left out; the call's own fixed cost, ~15-30 ms, included) or STEPS calls of
 the floor's callable. The table shows the medians of examples/s (wall time)
 and CPU time per step (the process's, all threads), each as a ratio to the
-floor, and the load average. On a loaded machine the wall-time ratio mostly
+floor (and, for the linear models, to the per-column floor), and the load
+average. On a loaded machine the wall-time ratio mostly
 shows how often the input pipeline's thread got a core: read the CPU columns.
 """
 
@@ -60,7 +67,7 @@ def data(rows, cols, seed):
 class Floor:
     """The hand-written step: data in a variable, a random gather per step."""
 
-    def __init__(self, kind, x, y, batch):
+    def __init__(self, kind, x, y, batch, per_column=False):
         import tensorflow as tf
 
         v1 = tf.compat.v1
@@ -74,6 +81,12 @@ class Floor:
             features, labels = tf.gather(all_x, rows), tf.gather(all_y, rows)
             net = features
             widths = (64, 32, 1) if kind == "dnn" else (1,)
+            if per_column:  # tf.estimator's layout: a weight per column, then the bias
+                zeros = v1.zeros_initializer()
+                parts = [tf.matmul(features[:, i:i + 1], v1.get_variable(
+                    f"w{i}", [1, 1], initializer=zeros)) for i in range(x.shape[1])]
+                bias = v1.get_variable("bias", [1], initializer=zeros)
+                net, widths = tf.nn.bias_add(tf.add_n(parts), bias), ()
             for i, width in enumerate(widths):
                 init = v1.glorot_uniform_initializer() if kind == "dnn" else v1.zeros_initializer()
                 kernel = v1.get_variable(f"k{i}", [net.shape[1], width], initializer=init)
@@ -138,11 +151,12 @@ def measure(side, steps):
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def workloads(quick):
-    yield "dnn", 256, 2000
+def workloads(quick, kinds):
+    if "dnn" in kinds:
+        yield "dnn", 256, 2000
     if quick:
         return
-    for kind in ("linear_classifier", "linear_regressor"):
+    for kind in [k for k in ("linear_classifier", "linear_regressor") if k in kinds]:
         for batch, steps in ((32, 4000), (256, 2000), (4096, 300)):
             yield kind, batch, steps
 
@@ -152,6 +166,8 @@ def run_workload(kind, batch, steps, rounds, spes):
         data(LIN_ROWS, LIN_COLS, 2)
     y = score if kind == "linear_regressor" else labels
     sides = {"floor": Floor(kind, x, y, batch)}
+    if kind != "dnn":
+        sides["floor, one variable per column"] = Floor(kind, x, y, batch, per_column=True)
     for spe in spes:
         sides[f"pyhooks, everyday hooks, spe {spe}"] = Pyhooks(kind, x, y, batch, spe, True)
         sides[f"pyhooks, no user hooks, spe {spe}"] = Pyhooks(kind, x, y, batch, spe, False)
@@ -169,11 +185,15 @@ def run_workload(kind, batch, steps, rounds, spes):
         loads.append(os.getloadavg()[0])
     floor = statistics.median(steps * batch / w for w, _ in times["floor"])
     floor_cpu = statistics.median(c / steps * 1e6 for _, c in times["floor"])
+    layout = times.get("floor, one variable per column", times["floor"])
+    layout_rate = statistics.median(steps * batch / w for w, _ in layout)
+    layout_cpu = statistics.median(c / steps * 1e6 for _, c in layout)
     rows = []
     for name in names:
         rate = statistics.median(steps * batch / w for w, _ in times[name])
         cpu = statistics.median(c / steps * 1e6 for _, c in times[name])
-        rows.append((name, rate, rate / floor, cpu, floor_cpu / cpu))
+        rows.append((name, rate, rate / floor, cpu, floor_cpu / cpu, rate / layout_rate,
+                     layout_cpu / cpu))
     for side in sides.values():
         if isinstance(side, Floor):
             side.session.close()
@@ -185,18 +205,20 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--spe", default="1,10,100")
+    parser.add_argument("--kinds", default="dnn,linear_classifier,linear_regressor")
     args = parser.parse_args()
     rounds = 3 if args.quick else args.rounds
     spes = [int(s) for s in args.spe.split(",")]
-    for kind, batch, steps in workloads(args.quick):
+    for kind, batch, steps in workloads(args.quick, args.kinds.split(",")):
         rows, loads = run_workload(kind, batch, steps, rounds, spes)
         print(f"\n{kind}, batch {batch}, {steps} steps per round, {rounds} rounds; load average "
               f"{min(loads):.1f}-{max(loads):.1f}\n")
-        print("| side | examples/s (wall) | × floor | CPU µs/step | × floor (CPU) |")
-        print("|---|---:|---:|---:|---:|")
-        for name, rate, ratio, cpu, cpu_ratio in rows:
-            print(f"| {name} | {rate:,.0f} | {ratio:.2f} | {cpu:.0f} | {cpu_ratio:.2f} |",
-                  flush=True)
+        print("| side | examples/s (wall) | × floor | CPU µs/step | × floor (CPU) "
+              "| × per-column floor | × per-column floor (CPU) |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, rate, ratio, cpu, cpu_ratio, layout_ratio, layout_cpu_ratio in rows:
+            print(f"| {name} | {rate:,.0f} | {ratio:.2f} | {cpu:.0f} | {cpu_ratio:.2f} "
+                  f"| {layout_ratio:.2f} | {layout_cpu_ratio:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

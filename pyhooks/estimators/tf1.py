@@ -11,7 +11,8 @@ is ``tf.compat.v1``'s except:
 * ``estimator``: :mod:`pyhooks.estimators.tf_estimator` (``Estimator``,
   ``EstimatorSpec``, ``ModeKeys``, ``RunConfig``, ``inputs.numpy_input_fn``...);
 * ``contrib``: :mod:`pyhooks.estimators.contrib` (``layers.fully_connected``,
-  ``stack``, ``dropout``, ``optimize_loss``, ``framework.get_global_step``);
+  ``stack``, ``dropout``, ``optimize_loss``, ``framework.get_global_step``,
+  ``learn.datasets.load_dataset("mnist")``);
 * ``python``: TensorFlow's ``tensorflow.python`` package, which TensorFlow 1.x
   exposed as ``tf.python`` (its private modules: ``tf.python.ops.parsing_ops``...).
 

@@ -271,9 +271,15 @@ run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config =
 #' `max_pooling2d()`, `average_pooling2d()`), with TensorFlow 1.x's
 #' arguments. `tf$contrib` holds what tfestimators' model functions took
 #' from TensorFlow 1.x's `tf.contrib`: `tf$contrib$layers$fully_connected()`,
-#' `stack()`, `dropout()`, `optimize_loss()` and
-#' `tf$contrib$framework$get_global_step()` (other names are an error naming
-#' the replacement); `tf$estimator` tf.estimator's names
+#' `stack()`, `dropout()`, `optimize_loss()`,
+#' `tf$contrib$framework$get_global_step()`, and what its articles read MNIST
+#' with: `tf$contrib$learn$datasets$load_dataset("mnist")` and
+#' `tf$contrib$learn$datasets$mnist$read_data_sets(train_dir)` (TensorFlow
+#' 1.x's `Datasets` of `train`, `validation`, `test`, each with `images`,
+#' `labels`, `next_batch()`; the four MNIST files are downloaded into
+#' `train_dir`, `"MNIST_data"` of the working directory for `load_dataset()`,
+#' unless they are there already). Other names are an error naming
+#' the replacement. `tf$estimator` holds tf.estimator's names
 #' (`tf$estimator$inputs$numpy_input_fn()`, `tf$estimator$ModeKeys`...);
 #' `tf$python` TensorFlow's `tensorflow.python` package, as TensorFlow 1.x
 #' exposed it. Python and TensorFlow load on first use.

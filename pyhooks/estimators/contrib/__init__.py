@@ -7,7 +7,9 @@ built models with a few of its functions; they are here with TensorFlow
 * :mod:`pyhooks.estimators.contrib.layers`: ``fully_connected``, ``stack``,
   ``dropout``, ``optimize_loss``;
 * :mod:`pyhooks.estimators.contrib.framework`: ``get_global_step``,
-  ``get_or_create_global_step``.
+  ``get_or_create_global_step``;
+* :mod:`pyhooks.estimators.contrib.learn`: ``datasets.load_dataset("mnist")``,
+  ``datasets.mnist.read_data_sets()``.
 
 Any other name is an ``AttributeError`` that names what to use instead.
 
@@ -24,13 +26,9 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["framework", "layers"]
+__all__ = ["framework", "layers", "learn"]
 
 _GONE = {
-    "learn": "tf.contrib.learn is gone: read data with NumPy or pandas (MNIST: "
-             "tf.keras.datasets.mnist.load_data()) and give it to input_fn() or "
-             "numpy_input_fn(); parse tf.Example records with tf.io.parse_example() and a "
-             "spec from classifier_parse_example_spec()",
     "estimator": "tf.contrib.estimator is gone: use the estimators of pyhooks.estimators",
     "data": "tf.contrib.data is gone: use tf.data",
     "rnn": "tf.contrib.rnn is gone: use Keras' recurrent layers in an eager loop",
@@ -58,4 +56,5 @@ def gone_message(what, instead=None):
                        "conv2d, max_pooling2d, flatten) and tf.train's optimizers (R: tf$layers, "
                        "tf$train)")
     return (f"{text}. pyhooks provides tf.contrib.layers.fully_connected, stack, dropout and "
-            "optimize_loss, and tf.contrib.framework.get_global_step.")
+            "optimize_loss, tf.contrib.framework.get_global_step, and "
+            "tf.contrib.learn.datasets.load_dataset(\"mnist\").")

@@ -286,7 +286,7 @@ test_that("tf$contrib's layers, optimize_loss() and get_global_step() build a mo
   expect_identical(dim(predict(model, input_fn = input)), c(150L, 2L))
   expect_named(evaluate(model, input, steps = 2, simplify = FALSE), c("loss", "global_step"))
   # what pyhooks does not provide names its replacement
-  expect_error(tf$contrib$learn$datasets, "tf.contrib.learn is gone: .*mnist.load_data")
+  expect_error(tf$contrib$learn$read_batch_features, "tf.contrib.learn.read_batch_features is gone")
   expect_error(tf$contrib$layers$conv2d, "use tf.layers.conv2d")
   expect_error(tf$contrib$layers$optimize_loss(tf$constant(1), NULL, 0.1, "Momentum"),
                "`optimizer` .Momentum. is not one of")

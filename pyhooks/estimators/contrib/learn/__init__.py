@@ -1,0 +1,33 @@
+"""``tf.contrib.learn`` of TensorFlow 1.x: its ``datasets`` (R: ``tf$contrib$learn$datasets``).
+
+Only :mod:`pyhooks.estimators.contrib.learn.datasets` (``load_dataset("mnist")``,
+``mnist.read_data_sets()``) is here; any other name is an ``AttributeError``
+that names what to use instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from pyhooks.estimators.contrib import gone_message
+
+__all__ = ["datasets"]
+
+
+def __getattr__(name):
+    if name in __all__:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(gone_message(
+        f"tf.contrib.learn.{name}",
+        f"tf.contrib.learn.{name} is gone: use the estimators of pyhooks.estimators, read "
+        "data with NumPy or pandas and give it to input_fn() or numpy_input_fn(), parse "
+        "tf.Example records with tf.io.parse_example() and a spec from "
+        "classifier_parse_example_spec()"))
+
+
+def __dir__():
+    return list(__all__)

@@ -128,9 +128,14 @@ class InputPipeline:
         assign = dict(read_value=False)
         self._reset = tf.group(
             close, self._use_held.assign(self._select, **assign),
-            self._number.assign(0, **assign), self._permuted_epoch.assign(-1, **assign),
-            self._permutation.assign(tf.zeros([0], tf.int64), **assign),
+            self._number.assign(0, **assign),
             self._settings.assign(self._settings_value, **assign))
+        # a held call's first epoch: its permutation (input order: the row numbers)
+        rows, seed, shuffled = (self._settings_value[i] for i in (0, 3, 4))
+        first = tf.cond(tf.equal(shuffled, 1), lambda: _permutation(tf, rows, seed, 0),
+                        lambda: tf.range(rows))
+        self._prepare = tf.group(self._permutation.assign(first, **assign),
+                                 self._permuted_epoch.assign(0, **assign))
 
         def matrix(group):
             holders = [self._placeholders[name] for name, *_ in group]
@@ -146,7 +151,8 @@ class InputPipeline:
         # a call read through tf.data lets the last held input's matrices go
         self._release = tf.group(
             *[held.assign(tf.zeros([0, *held.shape[1:]], held.dtype), **assign)
-              for held in [*self._matrices.values(), *self._held_levels.values()]])
+              for held in [*self._matrices.values(), *self._held_levels.values(),
+                           self._permutation]])
         self.batch = self.next_batch()
 
     def next_batch(self):
@@ -175,32 +181,23 @@ class InputPipeline:
         stop = tf.where(epochs < 0, start + size, tf.minimum(start + size, rows * epochs))
         positions = tf.range(start, stop)
         offsets = positions % rows
+        last = (stop - 1) // rows  # a batch spans at most two epochs (it is at most the rows)
+        # the permutation kept is that of the epoch of the batch before's last row: it orders
+        # this batch's rows of that epoch; a batch reaching a new one makes and keeps its own
+        kept = tf.gather(self._permutation, offsets)
 
-        def permuted():  # a batch spans at most two epochs (its size is at most the rows)
-            first, last = start // rows, (stop - 1) // rows
+        def new_epoch():
+            permutation = _permutation(tf, rows, seed, last)
+            with tf.control_dependencies([kept]):
+                done = tf.group(self._permutation.assign(permutation, read_value=False),
+                                self._permuted_epoch.assign(last, read_value=False))
+            with tf.control_dependencies([done]):
+                return tf.where(tf.equal(positions // rows, last),
+                                tf.gather(permutation, offsets), kept)
 
-            def permutation(epoch):
-                return tf.random.experimental.stateless_shuffle(tf.range(rows),
-                                                                seed=tf.stack([seed, epoch]))
-
-            # the permutation kept is read only in a step that does not replace it
-            fresh = tf.not_equal(self._permuted_epoch.read_value(), last)
-            in_last = tf.cond(fresh, lambda: permutation(last), self._permutation.read_value)
-            in_first = tf.cond(tf.equal(first, last), lambda: in_last,
-                               lambda: permutation(first))
-            order = tf.where(tf.equal(positions // rows, first), tf.gather(in_first, offsets),
-                             tf.gather(in_last, offsets))
-
-            def keep():
-                with tf.control_dependencies([order]):
-                    done = tf.group(self._permutation.assign(in_last, read_value=False),
-                                    self._permuted_epoch.assign(last, read_value=False))
-                with tf.control_dependencies([done]):
-                    return tf.identity(order)
-
-            return tf.cond(fresh, keep, lambda: order)
-
-        order = tf.cond(tf.equal(shuffled, 1), permuted, lambda: offsets)
+        fresh = tf.logical_and(tf.equal(shuffled, 1),
+                               tf.not_equal(self._permuted_epoch.read_value(), last))
+        order = tf.cond(fresh, new_epoch, lambda: kept)
         batch = {}
         for dtype, group in self._groups.items():
             gathered = tf.gather(self._matrices[dtype], order)
@@ -251,7 +248,7 @@ class InputPipeline:
         if held:
             if num_epochs is not None:
                 settings[-1] = -(-input_fn.n * num_epochs // rows)
-            ops = [self._load, self._reset]
+            ops = [self._load, self._reset, self._prepare]
         else:
             ops = [self._initializers[order], self._reset, self._release]
         feed[self._settings_value] = settings
@@ -343,6 +340,11 @@ def coded(values, chunk=1 << 16):
     return codes, (levels if levels.dtype.kind == "U" else levels.astype(str))
 
 
+def _permutation(tf, rows, seed, epoch):
+    """Epoch ``epoch``'s order of ``rows`` rows for ``seed`` (both sources' shuffled order)."""
+    return tf.random.experimental.stateless_shuffle(tf.range(rows), seed=tf.stack([seed, epoch]))
+
+
 def batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     """The datasets of batches (dicts of whole tensors) an input can be read with.
 
@@ -380,12 +382,9 @@ def batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     def gather(order):
         return decoded({name: tf.gather(column, order) for name, column in columns.items()})
 
-    def permutation(epoch):
-        return tf.random.experimental.stateless_shuffle(tf.range(rows),
-                                                        seed=tf.stack([seed, epoch]))
-
     # epochs = -1: forever
-    permuted = tf.data.Dataset.counter().take(epochs).map(permutation)
+    permuted = tf.data.Dataset.counter().take(epochs).map(
+        lambda epoch: _permutation(tf, rows, seed, epoch))
     buffered = (tf.data.Dataset.range(rows)
                 .shuffle(buffer, seed=seed, reshuffle_each_iteration=True).repeat(epochs))
     # tf.data's graph rewrites would hold a second copy of the columns (a rewritten

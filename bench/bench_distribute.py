@@ -29,7 +29,9 @@ drift of a shared machine cancels), worker 0 and worker 1; with two workers,
 the agreement's own cost per step (over ``pyhooks/-``, or ``estimator/-``, of
 the same turn) and as a share of that baseline's step, worker 0; worker 0's CPU
 time per step (all its threads) and the agreement's CPU time per step over the
-same baseline. With one worker no
+same baseline; the custom loop's agreements among its timed steps (median of the
+turns; their number times ``pyhooks/1``'s cost per agreement is the agreement's cost
+apart from the noise of the paired columns). With one worker no
 agreement is made (there is nobody to agree with). Wall-clock times of the timed
 steps (the first 10 of each turn not counted: tracing, the first agreement).
 
@@ -118,8 +120,13 @@ def worker(args):
         hooks = [pyhooks.StopAtStepHook(num_steps=WARMUP + steps),
                  pyhooks.HistorySaverHook(every_n_step=10), pyhooks.NanTensorHook("loss"),
                  pyhooks.StepCounterHook(every_n_steps=100)]
-        creator = pyhooks.EagerSessionCreator(train_step, strategy=strategy,
-                                              agree_every_n_steps=every)
+        worker = pyhooks.distribute.find_worker(strategy)
+        agreement = None
+        if every is not None and worker.num_workers > 1:  # as EagerSessionCreator(
+            # agree_every_n_steps=) adds it, last; made here to count its agreements
+            agreement = pyhooks.distribute.StopAgreementHook(strategy, worker, every, hooks=hooks)
+            hooks.append(agreement)
+        creator = pyhooks.EagerSessionCreator(train_step, strategy=strategy)
         with pyhooks.MonitoredSession(creator, hooks=hooks) as session:
             for _ in range(WARMUP):
                 session.run()
@@ -131,7 +138,10 @@ def worker(args):
             elapsed = time.perf_counter() - start
             cpu = time.process_time() - cpu
         assert done == steps, (done, steps)
-        cpu_times[next(k for k, v in AGREEMENTS.items() if v == every)].append(cpu)
+        name = next(k for k, v in AGREEMENTS.items() if v == every)
+        cpu_times[name].append(cpu)
+        if agreement is not None:  # agreements after the warm-up: the timed steps'
+            agreements[name].append(sum(step > WARMUP for step in agreement.vote_steps))
         return elapsed
 
     task = strategy.cluster_resolver.task_id
@@ -154,6 +164,7 @@ def worker(args):
 
     times = {name: [] for name in ("bare", *AGREEMENTS, *ESTIMATORS)}
     cpu_times = {name: [] for name in times}
+    agreements = {name: [] for name in AGREEMENTS}
     bare()  # tracing, the first collectives
     cpu_times["bare"].clear()
     for _ in range(args.repeats):
@@ -163,7 +174,7 @@ def worker(args):
         for name in ESTIMATORS:
             times[name].append(estimator(name))
     with open(args.out, "w", encoding="utf-8") as stream:
-        json.dump({**times, "cpu": cpu_times}, stream)
+        json.dump({**times, "cpu": cpu_times, "agreements": agreements}, stream)
 
 
 # --------------------------------------------------------------------------- the driver
@@ -216,7 +227,7 @@ def main():
           f"{args.repeats} turns, medians; {os.cpu_count()} CPUs shared by all workers")
     print(f"{'workers':>7} {'variant':<14} {'steps/s':>8} {'examples/s':>11} "
           f"{'pyhooks ms/step w0':>19} {'w1':>6} {'agreement ms/step':>18} {'of a step':>9} "
-          f"{'CPU ms/step':>11} {'agreement CPU':>13}")
+          f"{'CPU ms/step':>11} {'agreement CPU':>13} {'agreements':>10}")
     with tempfile.TemporaryDirectory() as directory:
         for num_workers in (1, 2):
             results = run(num_workers, args, directory)
@@ -230,7 +241,9 @@ def main():
                             for result in results]
                 cpu = results[0]["cpu"]
                 cpu_step = f"{statistics.median(cpu[variant]) / args.steps * 1000:.2f}"
-                agreement = share = cpu_cost = ""
+                agreement = share = cpu_cost = counted = ""
+                if results[0]["agreements"].get(variant):
+                    counted = f"{statistics.median(results[0]['agreements'][variant]):g}"
                 if num_workers > 1 and variant not in BASELINES | {"bare"}:
                     cost = statistics.median(
                         (t - n) / args.steps for t, n in zip(results[0][variant],
@@ -242,7 +255,7 @@ def main():
                 print(f"{num_workers:>7} {variant:<14} {rate:>8.1f} "
                       f"{rate * BATCH * num_workers:>11.0f} {over[0]:>19} "
                       f"{over[1] if num_workers > 1 else '':>6} {agreement:>18} {share:>9} "
-                      f"{cpu_step:>11} {cpu_cost:>13}")
+                      f"{cpu_step:>11} {cpu_cost:>13} {counted:>10}")
 
 
 if __name__ == "__main__":

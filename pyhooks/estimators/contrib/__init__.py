@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import sys
 
 __all__ = ["framework", "layers", "learn"]
 
@@ -36,14 +37,24 @@ _GONE = {
 }
 
 
-def __getattr__(name):
-    if name in __all__:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(gone_message(f"tf.contrib.{name}", _GONE.get(name)))
+def lazy_names(package, names, gone):
+    """A package's ``__getattr__``: its submodules ``names`` imported when first read,
+    any other name an ``AttributeError`` with the text ``gone(name)``."""
+
+    def __getattr__(name):
+        if name in names:
+            module = importlib.import_module(f"{package}.{name}")
+            setattr(sys.modules[package], name, module)
+            return module
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(gone(name))
+
+    return __getattr__
+
+
+__getattr__ = lazy_names(__name__, __all__,
+                         lambda name: gone_message(f"tf.contrib.{name}", _GONE.get(name)))
 
 
 def __dir__():

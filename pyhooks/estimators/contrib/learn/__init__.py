@@ -7,26 +7,17 @@ that names what to use instead.
 
 from __future__ import annotations
 
-import importlib
-
-from pyhooks.estimators.contrib import gone_message
+from pyhooks.estimators.contrib import gone_message, lazy_names
 
 __all__ = ["datasets"]
 
 
-def __getattr__(name):
-    if name in __all__:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(gone_message(
-        f"tf.contrib.learn.{name}",
-        f"tf.contrib.learn.{name} is gone: use the estimators of pyhooks.estimators, read "
-        "data with NumPy or pandas and give it to input_fn() or numpy_input_fn(), parse "
-        "tf.Example records with tf.io.parse_example() and a spec from "
-        "classifier_parse_example_spec()"))
+__getattr__ = lazy_names(__name__, __all__, lambda name: gone_message(
+    f"tf.contrib.learn.{name}",
+    f"tf.contrib.learn.{name} is gone: use the estimators of pyhooks.estimators, read "
+    "data with NumPy or pandas and give it to input_fn() or numpy_input_fn(), parse "
+    "tf.Example records with tf.io.parse_example() and a spec from "
+    "classifier_parse_example_spec()"))
 
 
 def __dir__():

@@ -8,9 +8,7 @@ the working directory unless they are there already. See
 
 from __future__ import annotations
 
-import importlib
-
-from pyhooks.estimators.contrib import gone_message
+from pyhooks.estimators.contrib import gone_message, lazy_names
 
 __all__ = ["load_dataset", "mnist"]
 
@@ -34,18 +32,11 @@ def load_dataset(name, size="small", test_with_fake_data=False):
     return module.load_mnist()
 
 
-def __getattr__(name):
-    if name == "mnist":
-        module = importlib.import_module(f"{__name__}.mnist")
-        globals()[name] = module
-        return module
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(gone_message(
-        f"tf.contrib.learn.datasets.{name}",
-        f"tf.contrib.learn.datasets.{name} is gone: read data with NumPy or pandas (R: "
-        "datasets::iris, read.csv()); pyhooks provides load_dataset(\"mnist\") and "
-        "mnist.read_data_sets()"))
+__getattr__ = lazy_names(__name__, ("mnist",), lambda name: gone_message(
+    f"tf.contrib.learn.datasets.{name}",
+    f"tf.contrib.learn.datasets.{name} is gone: read data with NumPy or pandas (R: "
+    "datasets::iris, read.csv()); pyhooks provides load_dataset(\"mnist\") and "
+    "mnist.read_data_sets()"))
 
 
 def __dir__():

@@ -243,5 +243,8 @@ def test_every_worker_stops_after_the_same_step(tmp_path):
     (code0, chief, log0), (code1, other, log1) = (results[("worker", 0)], results[("worker", 1)])
     assert code0 == code1 == 0, log0 + log1
     crossed = min(int(s) for s, value in chief["evaluations"].items() if value < 0.3)
-    assert chief["last_step"] == other["last_step"] == crossed + 1 < 60
-    assert chief["final_step"] == crossed + 1  # the chief evaluated its last checkpoint
+    # the hook asks after the step whose evaluation crossed; both workers stop at the next
+    # agreement of run_config(agree_every_n_steps = "auto"), long before max_steps
+    last = chief["last_step"]
+    assert other["last_step"] == last and crossed + 1 <= last < 60, (crossed, chief, other)
+    assert chief["final_step"] == last  # the chief evaluated its last checkpoint

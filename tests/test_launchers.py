@@ -42,8 +42,11 @@ def _reports(run_dir):
 @pytest.mark.cluster
 def test_ray_workers_train_an_estimator_chief_only_files_agreed_stop_failure_named(tmp_path):
     errors, (stopped, failed) = _launch(tmp_path, [
-        {"scenario": "mwms_estimator", "stop_at": [1, 3]},
-        {"scenario": "mwms_estimator", "fail_at": [1, 3]}])
+        # agreeing at every step: the chief learns of worker 1's stop or failure at once,
+        # before Ray ends the other workers of a failed group (the default's later
+        # agreement: test_distribute_estimators)
+        {"scenario": "mwms_estimator", "stop_at": [1, 3], "agree_every_n_steps": 1},
+        {"scenario": "mwms_estimator", "fail_at": [1, 3], "agree_every_n_steps": 1}])
     chief, other = _reports(stopped)
     assert errors[0] is None, (errors, chief, other)
     # Ray's TF_CONFIG made task 0 the chief; a stop asked on worker 1 ends both after step 3
@@ -94,8 +97,8 @@ def test_ray_workers_run_rscript_training_an_r_estimator(tmp_path):
     if shutil.which("Rscript") is None:
         pytest.skip("R is not installed (make setup installs it)")
     errors, (stopped, failed) = _launch(tmp_path, [
-        {"scenario": "rscript", "r_args": ["3"]},
-        {"scenario": "rscript", "r_args": ["NA", "3"]}], r_worker=R_WORKER)
+        {"scenario": "rscript", "r_args": ["3", "NA", "none", "1"]},  # agreeing every step,
+        {"scenario": "rscript", "r_args": ["NA", "3", "none", "1"]}], r_worker=R_WORKER)  # as above
     assert errors[0] is None, errors
     reports = []
     for run in (stopped, failed):

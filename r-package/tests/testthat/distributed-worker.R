@@ -1,22 +1,25 @@
 # A worker of test-distributed.R (and the vignette's example): one of two processes
 # training one linear regressor under MultiWorkerMirroredStrategy; TF_CONFIG says which.
-# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAIL_STEP [FAULT]]]: worker 1 asks
+# Rscript distributed-worker.R MODEL_DIR OUT [STOP_STEP [FAIL_STEP [FAULT [AGREE]]]]: worker 1 asks
 # to stop after STOP_STEP and fails (an R error in a hook) after FAIL_STEP (default, or NA:
 # never); FAULT on worker 1: "bad_input" (its input_fn() refuses its data), "inf" (an
 # infinite loss at its step 3), "hang" (it sleeps after step 3, writing MODEL_DIR/hanging,
-# to be killed); what the test checks goes to OUT.
+# to be killed); AGREE: run_config(agree_every_n_steps =), a number or "auto" (the
+# default); what the test checks goes to OUT.
 args <- commandArgs(trailingOnly = TRUE)
 model_dir <- args[[1]]
 stop_step <- if (length(args) > 2) suppressWarnings(as.integer(args[[3]])) else NA
 fail_step <- if (length(args) > 3) suppressWarnings(as.integer(args[[4]])) else NA
 fault <- if (length(args) > 4) args[[5]] else "none"
+agree <- if (length(args) > 5 && args[[6]] != "auto") as.integer(args[[6]]) else "auto"
 suppressPackageStartupMessages(library(pyhooks))
 tensorflow <- reticulate::import("tensorflow")
 strategy <- tensorflow$distribute$MultiWorkerMirroredStrategy() # reads TF_CONFIG
 task <- strategy$cluster_resolver$task_id
 x <- seq(-1, 1, length.out = 32) + task / 2 # each worker its own rows
 model <- linear_regressor(feature_columns(column_numeric("x")),
-                          config = run_config(model_dir = model_dir, train_distribute = strategy))
+                          config = run_config(model_dir = model_dir, train_distribute = strategy,
+                                              agree_every_n_steps = agree))
 asker <- session_run_hook(after_run = function(context, values) {
   step <- context$session$run(tf$train$get_global_step())
   if (task == 1 && !is.na(stop_step) && step >= stop_step) context$request_stop()

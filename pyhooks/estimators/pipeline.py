@@ -184,20 +184,24 @@ class InputPipeline:
         last = (stop - 1) // rows  # a batch spans at most two epochs (it is at most the rows)
         # the permutation kept is that of the epoch of the batch before's last row: it orders
         # this batch's rows of that epoch; a batch reaching a new one makes and keeps its own
-        kept = tf.gather(self._permutation, offsets)
+        # (read and replaced inside one branch, so that the read comes first)
+
+        def kept():
+            return tf.gather(self._permutation, offsets)
 
         def new_epoch():
             permutation = _permutation(tf, rows, seed, last)
-            with tf.control_dependencies([kept]):
+            before = kept()
+            with tf.control_dependencies([before]):
                 done = tf.group(self._permutation.assign(permutation, read_value=False),
                                 self._permuted_epoch.assign(last, read_value=False))
             with tf.control_dependencies([done]):
                 return tf.where(tf.equal(positions // rows, last),
-                                tf.gather(permutation, offsets), kept)
+                                tf.gather(permutation, offsets), before)
 
         fresh = tf.logical_and(tf.equal(shuffled, 1),
                                tf.not_equal(self._permuted_epoch.read_value(), last))
-        order = tf.cond(fresh, new_epoch, lambda: kept)
+        order = tf.cond(fresh, new_epoch, kept)
         batch = {}
         for dtype, group in self._groups.items():
             gathered = tf.gather(self._matrices[dtype], order)

@@ -56,7 +56,7 @@ expectations <- list(
     "\\$global_step\n[#> ]*\\[1\\] 4\n",
     "\"saved_model.pb\" +\"variables\"",
     "setosa +versicolor +virginica",
-    "tf.contrib.learn is gone",
+    "tf.contrib.learn.read_batch_features is gone",
     "went with `tf.estimator`"
   )
 )

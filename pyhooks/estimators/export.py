@@ -14,6 +14,7 @@ import time
 
 from pyhooks.estimators._quiet import import_tensorflow, quiet
 from pyhooks.estimators.graph import ModelTensors, global_step_read
+from pyhooks.estimators.models import saved_variables
 from pyhooks.estimators.modes import PREDICT
 from pyhooks.estimators.pipeline import placeholder_name
 
@@ -66,7 +67,8 @@ def export_savedmodel(estimator, export_dir_base, checkpoint_path=None, as_text=
         names = estimator.class_names()
         if "class_ids" in outputs and names is not None:
             outputs["classes"] = tf.gather(tf.constant(names), outputs["class_ids"])
-        saver = v1.train.Saver(var_list=state.model_variables, allow_empty=True)
+        saver = v1.train.Saver(var_list=saved_variables(tf, state.model_variables),
+                               allow_empty=True)
         with v1.Session(graph=graph) as session:
             session.run([v1.global_variables_initializer(), v1.tables_initializer()])
             saver.restore(session, checkpoint)

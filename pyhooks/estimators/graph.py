@@ -29,7 +29,7 @@ from typing import Any, Callable, NamedTuple
 from pyhooks.estimators._quiet import import_tensorflow, quiet
 from pyhooks.estimators.feature_columns import STR_OR_INT
 from pyhooks.estimators.kept_session import run_loop
-from pyhooks.estimators.models import make_optimizer, minimize
+from pyhooks.estimators.models import make_optimizer, minimize, saved_variables
 from pyhooks.estimators.modes import (LABEL, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION, WEIGHT,
                                       feature_name)
 from pyhooks.estimators.file_pipeline import FilePipeline, FilePlan
@@ -152,8 +152,9 @@ class GraphState(ModelTensors):
                 self.summary_op = v1.summary.merge_all()
                 graph.add_to_collection(v1.GraphKeys.SUMMARY_OP, self.summary_op)
             variables = v1.global_variables() if mode == TRAIN else self.model_variables
-            self.saver = v1.train.Saver(var_list=variables, max_to_keep=spec.keep_checkpoint_max,
-                                        allow_empty=True, save_relative_paths=True)
+            self.saver = v1.train.Saver(var_list=saved_variables(tf, variables),
+                                        max_to_keep=spec.keep_checkpoint_max, allow_empty=True,
+                                        save_relative_paths=True)
             v1.add_to_collection(v1.GraphKeys.SAVERS, self.saver)
             self.init_op = tf.group(v1.global_variables_initializer(),
                                     v1.local_variables_initializer(), v1.tables_initializer())

@@ -1,7 +1,11 @@
 """Model bodies (linear, DNN) and optimizers, as TensorFlow 1.x's canned estimators build them.
 
 Variable names follow TensorFlow's (``linear/linear_model/<column>/weights``,
-``dnn/hiddenlayer_0/kernel``...), so checkpoints are easy to read.
+``dnn/hiddenlayer_0/kernel``...), so checkpoints are easy to read. A linear
+model keeps the weights of its dense columns in one matrix (one matmul and one
+optimizer update a step instead of one per column); its checkpoints still hold
+each column's weights under the column's name, as tf.estimator's do (see
+:func:`saved_variables`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,11 @@ from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
 
-__all__ = ["DNNLinearCombinedModel", "DNNModel", "LinearModel", "make_optimizer"]
+__all__ = ["DNNLinearCombinedModel", "DNNModel", "LinearModel", "make_optimizer",
+           "saved_variables"]
+
+# the graph collection of the dense weight matrices: (variable, [(column's variable name, rows)])
+_DENSE_WEIGHTS = "pyhooks_dense_weights"
 
 _OPTIMIZERS = {
     "adagrad": "AdagradOptimizer",
@@ -112,11 +120,14 @@ class LinearModel:
     def logits(self, tf, builder, units, training):
         v1 = tf.compat.v1
         zeros = v1.zeros_initializer()
-        parts = []
+        parts, dense, rows = [], [], []
         with v1.variable_scope("linear/linear_model"):
             for column in self.columns:
-                with v1.variable_scope(scope_name(column.name)):
-                    if column.is_categorical:
+                with v1.variable_scope(scope_name(column.name)) as scope:
+                    if not column.is_categorical:  # a block of the dense matrix (below)
+                        dense.append(builder.dense(column))
+                        rows.append((scope.name + "/weights", column.dimension))
+                    else:
                         weights = v1.get_variable("weights", [column.num_buckets, units],
                                                   initializer=zeros)
                         ids = builder.ids(column)
@@ -125,13 +136,19 @@ class LinearModel:
                             part *= tf.cast(tf.expand_dims(ids >= 0, 1), tf.float32)
                         if hasattr(column, "id_weights"):  # a weighted categorical column
                             part *= tf.expand_dims(column.id_weights(builder), 1)
-                    else:
-                        dense = builder.dense(column)
-                        weights = v1.get_variable("weights", [column.dimension, units],
-                                                  initializer=zeros)
-                        part = tf.matmul(dense, weights)
-                parts.append(part)
+                        parts.append(part)
             bias = v1.get_variable("bias_weights", [units], initializer=zeros)
+        if dense:
+            # the dense columns' weights, one matrix (each column's rows in column order; out
+            # of linear_model/, where no column's scope can meet it), and the columns side by
+            # side, transposed: a concat along the batch copies each column whole, one along
+            # the columns copies them value by value (4096 rows x 10 columns: ~0.2 ms a step)
+            with v1.variable_scope("linear"):
+                weights = v1.get_variable("dense_weights", [sum(n for _, n in rows), units],
+                                          initializer=zeros)
+            v1.add_to_collection(_DENSE_WEIGHTS, (weights, rows))
+            values = tf.concat([tf.transpose(x) for x in dense], 0)
+            parts.insert(0, tf.matmul(values, weights, transpose_a=True))
         total = parts[0] if len(parts) == 1 else tf.add_n(parts)
         return tf.nn.bias_add(total, bias, name="logits")
 
@@ -293,3 +310,41 @@ class DNNLinearCombinedModel:
                 opt = make_optimizer(tf, optimizer, part.default_learning_rate)
             updates.append(minimize(tf, opt, loss, variables, finite))
         return tf.group(*updates)
+
+
+def saved_variables(tf, variables):
+    """``variables`` as a ``Saver`` saves them, each linear model's dense weight matrix
+    (and its optimizer slots) as one variable per column, named as tf.estimator names
+    them: ``linear/linear_model/<column>/weights`` (``.../weights/Ftrl``...)."""
+    from tensorflow.python.training.saving import saveable_object
+
+    class ColumnWeights(saveable_object.SaveableObject):
+        """A matrix saved as its columns' row blocks, restored whole from them."""
+
+        def __init__(self, variable, names, rows):
+            value, start, specs = variable.read_value(), 0, []
+            for name, n in zip(names, rows):
+                specs.append(saveable_object.SaveSpec(value[start:start + n], "", name,
+                                                      dtype=variable.dtype.base_dtype,
+                                                      device=variable.device))
+                start += n
+            super().__init__(variable, specs, names[0])
+            self.variable = variable
+
+        def restore(self, restored_tensors, restored_shapes):
+            return self.variable.assign(tf.concat(restored_tensors, 0), read_value=False)
+
+    blocks = {}  # a matrix's variable name and its slots' ("<matrix>/Ftrl"...): column names
+    for variable, rows in tf.compat.v1.get_collection(_DENSE_WEIGHTS):
+        blocks[variable.op.name] = rows
+    out = []
+    for variable in variables:
+        name = variable.op.name
+        matrix = next((m for m in blocks if name == m or name.startswith(m + "/")), None)
+        if matrix is None:
+            out.append(variable)
+            continue
+        rows = blocks[matrix]
+        out.append(ColumnWeights(variable, [column + name[len(matrix):] for column, _ in rows],
+                                 [n for _, n in rows]))
+    return out

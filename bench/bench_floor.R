@@ -1,0 +1,96 @@
+# The linear models of bench_floor.py trained from R, beside the same floor in the same process.
+#
+#   Rscript bench/bench_floor.R        (BENCH_ROUNDS=3, BENCH_SPE=1,100 by default)
+#
+# linear_classifier and linear_regressor on 1,000,000 rows x 10 numeric columns (the
+# data of bench_floor.py, sent to R once as a data.frame of doubles), at batch 32, 256
+# and 4096, as an R user writes them: input_fn(df, features, response, batch_size,
+# num_epochs = NULL) and train(model, input, steps, hooks = list(hook_progress_bar(),
+# hook_history_saver(every_n_step = 10), hook_step_counter())), with
+# run_config(steps_per_execution =) 1 and 100. The floor is bench_floor.py's own (the
+# hand-written step, data inside the session, one weight matrix), and its "one variable
+# per column" twin, run through reticulate in this R process. Each round times every
+# side once (the order changes each round); medians of examples/s (wall) and CPU
+# µs/step (the process's, all threads, from proc.time()), as ratios to the floor.
+# The progress bars go to stderr: run with 2>/dev/null to see the table alone.
+
+suppressPackageStartupMessages(library(pyhooks))
+Sys.setenv(TF_CPP_MIN_LOG_LEVEL = Sys.getenv("TF_CPP_MIN_LOG_LEVEL", "2"))
+rounds <- as.integer(Sys.getenv("BENCH_ROUNDS", "3"))
+spes <- as.integer(strsplit(Sys.getenv("BENCH_SPE", "1,100"), ",")[[1]])
+bench_dir <- normalizePath(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE),
+                                                             value = TRUE))))
+py <- reticulate::py_run_string(sprintf("
+import sys
+sys.path.insert(0, %s)
+import bench_floor as B
+x, labels, score = B.data(B.LIN_ROWS, B.LIN_COLS, 2)
+def column(i):
+    return bytearray(x[:, i].astype('<f8').tobytes())
+def response(kind):
+    y = score if kind == 'linear_regressor' else labels
+    return bytearray(y.astype('<f8').tobytes())
+def floor(kind, batch, per_column):
+    return B.Floor(kind, x, score if kind == 'linear_regressor' else labels, batch, per_column)
+", encodeString(bench_dir, quote = "'")))
+
+doubles <- function(bytes) readBin(bytes, "double", n = length(bytes) %/% 8L, size = 8L,
+                                   endian = "little")
+names <- paste0("x", 0:9)
+df <- as.data.frame(lapply(setNames(0:9, names), function(i) doubles(py$column(i))))
+
+measure <- function(run) {
+  gc(FALSE)
+  start <- proc.time()
+  run()
+  took <- proc.time() - start
+  c(wall = took[["elapsed"]], cpu = took[["user.self"]] + took[["sys.self"]])
+}
+
+for (kind in c("linear_classifier", "linear_regressor")) {
+  df$y <- doubles(py$response(kind))
+  if (kind == "linear_classifier") df$y <- as.integer(df$y)
+  for (batch in c(32L, 256L, 4096L)) {
+    steps <- c(`32` = 4000L, `256` = 2000L, `4096` = 300L)[[as.character(batch)]]
+    sides <- list()
+    for (per_column in c(FALSE, TRUE)) {
+      f <- py$floor(kind, batch, per_column)
+      sides[[if (per_column) "floor, one variable per column" else "floor"]] <-
+        local({ f <- f; function(n) f$run(as.integer(n)) })
+    }
+    input <- input_fn(df, features = names, response = "y", batch_size = batch,
+                      num_epochs = NULL)
+    for (spe in spes) {
+      model <- do.call(kind, list(do.call(feature_columns, lapply(names, column_numeric)),
+                                  config = run_config(steps_per_execution = spe)))
+      sides[[sprintf("pyhooks from R, everyday hooks, spe %d", spe)]] <- local({
+        model <- model
+        function(n) train(model, input, steps = n, hooks = list(
+          hook_progress_bar(), hook_history_saver(every_n_step = 10), hook_step_counter()))
+      })
+    }
+    for (side in sides) side(max(200L, steps %/% 10L))  # build, restore, warm up
+    times <- lapply(sides, function(side) list())
+    loads <- numeric(0)
+    for (r in seq_len(rounds)) {
+      order <- c(names(sides)[-(seq_len((r - 1L) %% length(sides)))],
+                 names(sides)[seq_len((r - 1L) %% length(sides))])
+      if (r %% 2 == 0) order <- rev(order)
+      for (name in order) times[[name]][[r]] <- measure(function() sides[[name]](steps))
+      loads <- c(loads, as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1]))
+    }
+    rate <- sapply(times, function(t) median(sapply(t, function(m) steps * batch / m[["wall"]])))
+    cpu <- sapply(times, function(t) median(sapply(t, function(m) m[["cpu"]] / steps * 1e6)))
+    cat(sprintf("\n%s, batch %d, %d steps per round, %d rounds; load average %.1f-%.1f\n\n",
+                kind, batch, steps, rounds, min(loads), max(loads)))
+    cat("| side | examples/s (wall) | × floor | CPU µs/step | × floor (CPU) |",
+        "× per-column floor | × per-column floor (CPU) |\n|---|---:|---:|---:|---:|---:|---:|\n")
+    layout <- "floor, one variable per column"
+    for (name in names(sides)) {
+      cat(sprintf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.2f |\n", name,
+                  format(round(rate[[name]]), big.mark = ","), rate[[name]] / rate[["floor"]],
+                  cpu[[name]], cpu[["floor"]] / cpu[[name]], rate[[name]] / rate[[layout]],
+                  cpu[[layout]] / cpu[[name]]))
+    }
+  }
+}

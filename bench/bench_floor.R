@@ -73,8 +73,8 @@ for (kind in c("linear_classifier", "linear_regressor")) {
     times <- lapply(sides, function(side) list())
     loads <- numeric(0)
     for (r in seq_len(rounds)) {
-      order <- c(names(sides)[-(seq_len((r - 1L) %% length(sides)))],
-                 names(sides)[seq_len((r - 1L) %% length(sides))])
+      k <- (r - 1L) %% length(sides)
+      order <- c(tail(names(sides), length(sides) - k), head(names(sides), k))
       if (r %% 2 == 0) order <- rev(order)
       for (name in order) times[[name]][[r]] <- measure(function() sides[[name]](steps))
       loads <- c(loads, as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1]))

@@ -24,10 +24,10 @@ warmed before the first round:
   ``make_callable(train_op)`` loop; for the linear models one weight matrix of
   all columns;
 * the floor, one variable per column (linear models): the same, with the weights
-  laid out as tf.estimator's linear models (and pyhooks', whose checkpoints and
-  ``variable_names()`` keep that layout) have them: a ``[1, 1]`` weight variable
-  per column (``x @ w`` per column, summed) and the bias, each updated by its
-  own optimizer op.
+  laid out as tf.estimator's linear models have them (pyhooks' checkpoints keep
+  that layout, its graph one matrix): a ``[1, 1]`` weight variable per column
+  (``x @ w`` per column, summed) and the bias, each updated by its own
+  optimizer op.
 
 Each round times every side once, in an order that changes each round: one
 ``train()`` call of STEPS steps (graph building, restoring and the warm-up

@@ -99,7 +99,8 @@ def side_pyhooks():
         """The same training op, bare ``Session.run``, no hooks (and in the calling thread)."""
         from tensorflow.core.protobuf import config_pb2
 
-        state = model._states["train"]  # noqa: SLF001
+        state = next(s for (mode, _), s in model._states.items()  # noqa: SLF001
+                     if mode == "train")
         result = {}
         for name, pool in (("floor", None), ("floor_inline", -1)):
             options = config_pb2.CallableOptions()

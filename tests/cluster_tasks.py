@@ -407,7 +407,7 @@ def mwms_estimator(config, task_type, task_id):
         error, history = caught, None
     variables = {}
     if error is None:  # this worker's values (a non-chief saves no checkpoint)
-        state = next(state for key, state in model._states.items()  # noqa: SLF001
+        state = next(state for (key, _), state in model._states.items()  # noqa: SLF001
                      if "train" in (key, key[0]))
         variables = {v.op.name: np.asarray(value).ravel().tolist() for v, value in zip(
             state.model_variables, state.session.run(state.model_variables))}

@@ -578,20 +578,26 @@ def test_graph_session_and_callables_are_kept_between_calls(shared_lr, spec_inpu
         shared_lr.predict(spec_input)
 
     calls()
-    state = shared_lr._states["train"]  # noqa: SLF001
+    state = _train_state(shared_lr)  # noqa: SLF001
     graph, session, ops = state.graph, state.session, len(state.graph.get_operations())
-    cached = {mode: dict(s.callables) for mode, s in shared_lr._states.items()}  # noqa: SLF001
+    cached = {key: dict(s.callables) for key, s in shared_lr._states.items()}  # noqa: SLF001
     for _ in range(3):
         shared_lr.train(spec_input, steps=2, hooks=[quiet_bar()])
         shared_lr.evaluate(spec_input)
         shared_lr.predict(spec_input)
-    assert shared_lr._states["train"] is state  # noqa: SLF001
+    assert _train_state(shared_lr) is state  # noqa: SLF001
     assert state.graph is graph and state.session is session
     assert len(graph.get_operations()) == ops  # default hooks add nothing
     assert graph.finalized
     # the same fetch lists, hence the same callables, call after call
-    now = {mode: dict(s.callables) for mode, s in shared_lr._states.items()}  # noqa: SLF001
+    now = {key: dict(s.callables) for key, s in shared_lr._states.items()}  # noqa: SLF001
     assert now == cached
+
+
+def _train_state(model):
+    """The training graph's state (kept under ("train", whether its input is held))."""
+    return next(state for (mode, _), state in model._states.items()  # noqa: SLF001
+                if mode == "train")
 
 
 def test_hooks_may_add_ops_in_begin_but_not_in_the_loop(shared_lr, spec_input):
@@ -631,8 +637,8 @@ def test_kept_session_survives_the_runner_and_checkpoint_savers(shared_lr, spec_
     closer = Closer()
     shared_lr.train(spec_input, steps=1, hooks=[closer, quiet_bar()])
     assert closer.kind == "KeptSession"
-    assert isinstance(shared_lr._states["train"].session.run(  # noqa: SLF001
-        shared_lr._states["train"].global_step_read), np.integer)  # noqa: SLF001
+    assert isinstance(_train_state(shared_lr).session.run(  # noqa: SLF001
+        _train_state(shared_lr).global_step_read), np.integer)  # noqa: SLF001
 
 
 def test_label_dimension_two_and_hooks_in_evaluate_and_predict(mtcars):
@@ -665,13 +671,17 @@ def test_label_dimension_two_and_hooks_in_evaluate_and_predict(mtcars):
 
 # --------------------------------------------------------------------------- the input pipeline
 class BatchRecorder(pyhooks.SessionRunHook):
-    """Fetches every tensor of the input's batch (the op ``input/next_batch``) at each step."""
+    """Fetches every tensor of the input's batch (the model's, of ``model``'s graph being run)
+    at each step."""
+
+    def __init__(self, model):
+        self.model = model
 
     def begin(self):
         graph = tf.compat.v1.get_default_graph()
-        nexts = [op for op in graph.get_operations() if op.name == "input/next_batch"]
-        assert len(nexts) == 1
-        self.outputs = list(nexts[0].outputs)
+        state = next(s for s in self.model._states.values()  # noqa: SLF001
+                     if s.graph is graph)
+        self.outputs = list(state.pipeline.batch.values())
         self.batches = []
 
     def before_run(self, run_context):
@@ -702,7 +712,7 @@ def rows_seen(rows=10, batch_size=3, **kwargs):
     model = linear_classifier(fcs)
     inp = input_fn(data, features=["x", "word", "vocab"], response="label",
                    batch_size=batch_size, **kwargs)
-    recorder = BatchRecorder()
+    recorder = BatchRecorder(model)
     model.train(inp, hooks=[recorder, quiet_bar()])
     seen = []
     for batch in recorder.batches:
@@ -741,7 +751,7 @@ def test_shuffling_covers_every_row_once_per_epoch(rows):
     assert epochs[0].tolist() != list(range(rows))
     assert epochs[0].tolist() != epochs[1].tolist()  # a new permutation each epoch
     # a fixed seed gives the same order in every call, no seed a new one
-    again = BatchRecorder()
+    again = BatchRecorder(model)
     model.train(inp, hooks=[again, quiet_bar()])
     assert np.concatenate([next(v for v in b if v.dtype.kind == "f") for b in again.batches]
                           ).astype(int).tolist() == order.tolist()
@@ -835,7 +845,7 @@ def test_string_columns_are_fed_as_codes_and_read_back_as_strings():
     feeds, _ = model._feeds(inp, "train")
     coded = feeds[next(name for name in feeds if name.startswith("color"))]
     assert isinstance(coded, _Coded) and sorted(coded.levels.tolist()) == ["blue", "green", "red"]
-    recorder = BatchRecorder()
+    recorder = BatchRecorder(model)
     model.train(inp, hooks=[recorder, quiet_bar()])
     got = np.concatenate([next(v for v in b if v.dtype.kind == "O") for b in recorder.batches])
     assert got.astype(str).tolist() == words.tolist()

@@ -30,7 +30,7 @@ from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
 from pyhooks.estimators.own_hooks import StopAfterNRuns, default_hooks
-from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, signature_of
+from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, reads_held, signature_of
 from pyhooks.estimators.schema import Schema
 from pyhooks.estimators.stopping import StopReason, stop_reason
 from pyhooks.estimators.tensorboard import write_metrics
@@ -107,8 +107,9 @@ class Estimator:
     # -- the graphs
     custom_model = False  # whether model_builder() is a model_fn's (its loss scaled by replicas)
 
-    def _graph_spec(self, mode, signature):
-        """The :class:`GraphSpec` of ``mode``'s graph for inputs of ``signature``."""
+    def _graph_spec(self, mode, signature, held=False):
+        """The :class:`GraphSpec` of ``mode``'s graph for inputs of ``signature`` (``held``: in
+        the session)."""
         replicated = self._replicated if mode == TRAIN else None
         if self.custom_model and self.config.steps_per_execution > 1:
             raise ValueError(f"`steps_per_execution` = {self.config.steps_per_execution!r}: only "
@@ -116,7 +117,7 @@ class Estimator:
         return GraphSpec(signature, self.model_builder(), self._checkpoint_dir, self._seed,
                          self.config.keep_checkpoint_max, self._session_config, replicated,
                          custom=self.custom_model,
-                         steps_per_execution=self.config.steps_per_execution)
+                         steps_per_execution=self.config.steps_per_execution, held=held)
 
     def model_builder(self):
         """``build(target, tf, mode, batch)`` of this estimator's model (see ``GraphSpec``)."""
@@ -126,16 +127,22 @@ class Estimator:
         """What a graph is kept under: canned models have one graph per mode."""
         return mode
 
-    def _state(self, mode, feeds):
+    def _state(self, mode, feeds, input_fn, epochs=None):
+        """The graph of ``mode`` for ``input_fn`` (its ``feeds``), made on first use: one per
+        way of reading the input (held in the session or through tf.data; files: per
+        layout)."""
         if isinstance(feeds, FilePlan):  # files: a graph per layout of the files
-            signature = key = (mode, feeds)
+            signature, held = (mode, feeds), False
+            key = (signature, held)
         else:
             signature = signature_of(feeds)
-            key = self._graph_key(mode, signature)
+            held = reads_held(feeds, input_fn, mode == TRAIN, epochs)
+            key = (self._graph_key(mode, signature), held)
         state = self._states.get(key)
         if state is None:
             with quiet(), native_stderr_filtered():
-                state = self._states[key] = GraphState(self._graph_spec(mode, signature), mode)
+                state = self._states[key] = GraphState(
+                    self._graph_spec(mode, signature, held), mode)
         else:
             state.sync()
         return state
@@ -364,7 +371,7 @@ class Estimator:
     def _train_locked(self, input_fn, feeds, steps, max_steps, hooks, listeners):
         """``train()`` while holding ``model_dir``'s training lock."""
         _model_dir.remove_partial_saves(self.model_dir)  # of a save a crash interrupted
-        state = self._state(TRAIN, feeds)
+        state = self._state(TRAIN, feeds, input_fn)
         start = state.step()
         if max_steps is not None and start >= max_steps:  # nothing to do: the caller's history
             history = next((h.history for h in hooks if isinstance(h, HistorySaverHook)),
@@ -497,7 +504,7 @@ class Estimator:
         if steps is None and input_fn.num_epochs is None:
             raise ValueError("Evaluation would never end: the input repeats forever "
                              "(num_epochs=None) and `steps` is not given.")
-        state = self._state(EVAL, feeds)
+        state = self._state(EVAL, feeds, input_fn)
         state.restore(checkpoint_path)
         state.session.run(state.metric_reset)
         state.start_input(feeds, input_fn, training=False)
@@ -532,7 +539,7 @@ class Estimator:
         """
         hooks = check_hooks(hooks)
         feeds, _ = self._feeds(input_fn, PREDICT)
-        state = self._state(PREDICT, feeds)
+        state = self._state(PREDICT, feeds, input_fn, epochs=1)
         state.restore(checkpoint_path)
         keys = self._predict_keys(predict_keys, state)
         graph_keys = [k for k in keys if k in state.predictions]

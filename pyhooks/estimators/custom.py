@@ -289,7 +289,7 @@ class CustomEstimator(Estimator):
         if self._schema is not None:
             return [(c.name, c.name, "string" if c.kind in ("string", "factor") else c.dtype,
                      c.shape) for c in self._schema.features]
-        for _, signature in self._states:
+        for (_, signature), _held in self._states:
             return [(name, name, dtype, shape) for name, dtype, shape in signature
                     if name != LABEL]
         raise ValueError("export_savedmodel() of a custom estimator needs its input's "

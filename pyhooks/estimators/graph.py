@@ -27,13 +27,14 @@ import os
 from typing import Any, Callable, NamedTuple
 
 from pyhooks.estimators._quiet import import_tensorflow, quiet
-from pyhooks.estimators.feature_columns import STR_OR_INT
+from pyhooks.estimators.feature_columns import FLOAT, STR_OR_INT, NumericColumn
 from pyhooks.estimators.kept_session import run_loop
 from pyhooks.estimators.models import make_optimizer, minimize, saved_variables
 from pyhooks.estimators.modes import (LABEL, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION, WEIGHT,
                                       feature_name)
 from pyhooks.estimators.file_pipeline import FilePipeline, FilePlan
-from pyhooks.estimators.pipeline import InputPipeline
+from pyhooks.estimators.held_input import HeldInput
+from pyhooks.estimators.pipeline import StreamedInput
 from pyhooks.hooks import _model_dir
 
 __all__ = ["FeatureBuilder", "GraphSpec", "GraphState", "ModelTensors", "canned_build",
@@ -56,6 +57,8 @@ class GraphSpec(NamedTuple):
         custom: whether ``build`` is a ``model_fn``'s (its loss is scaled across replicas).
         steps_per_execution: a training graph's steps per session call (see
             :func:`build_steps_loop`).
+        held: whether the input is held in the session (``HeldInput``), else read through
+            tf.data (``StreamedInput``); see :func:`pyhooks.estimators.pipeline.reads_held`.
     """
 
     signature: tuple
@@ -67,6 +70,7 @@ class GraphSpec(NamedTuple):
     replicated: Any = None
     custom: bool = False
     steps_per_execution: int = 1
+    held: bool = False
 
 
 class ModelTensors:
@@ -140,7 +144,8 @@ class GraphState(ModelTensors):
                         isinstance(spec.signature[-1], FilePlan):  # (mode, plan) of files
                     self.pipeline = FilePipeline(tf, spec.signature[-1])
                 else:
-                    self.pipeline = InputPipeline(tf, spec.signature)
+                    self.pipeline = (HeldInput if spec.held else StreamedInput)(tf,
+                                                                                spec.signature)
             self.last_step = None  # a steps loop's bound (see set_last_step)
             if loop:
                 build_steps_loop(self, tf, spec, self.pipeline)
@@ -351,11 +356,22 @@ def build_steps_loop(state, tf, spec, pipeline):
 class FeatureBuilder:
     """What feature columns see while the graph is built: raw tensors, caches."""
 
-    def __init__(self, tf, raw):
+    def __init__(self, tf, raw, batch=None):
         self.tf = tf
         self._raw = raw
+        self._batch = batch  # the input's batch: a HeldBatch can give columns side by side
         self._ids = {}
         self._dense = {}
+
+    def dense_block(self, columns):
+        """The dense values of ``columns`` side by side (``[batch, their dimensions]``), cut at
+        once from a held batch's matrix when every one is a plain numeric column (no
+        ``normalizer_fn``), else None: the model joins ``dense()`` of each."""
+        side_by_side = getattr(self._batch, "side_by_side", None)
+        if side_by_side is None or not all(
+                type(c) is NumericColumn and c.normalizer_fn is None for c in columns):
+            return None
+        return side_by_side([feature_name(c.key, FLOAT) for c in columns])
 
     def raw(self, key, kind):
         return self._raw[(key, kind)]
@@ -388,7 +404,7 @@ def canned_build(model, head, optimizer, raw_inputs):
     def build(target, tf, mode, batch):
         v1 = tf.compat.v1
         builder = FeatureBuilder(tf, {(key, kind): batch[feature_name(key, kind)]
-                                      for key, kind in raw_inputs})
+                                      for key, kind in raw_inputs}, batch)
         logits = model.logits(tf, builder, head.logits_dimension, mode == TRAIN)
         target.model_variables = v1.global_variables()
         if mode == PREDICT:

@@ -120,12 +120,13 @@ class LinearModel:
     def logits(self, tf, builder, units, training):
         v1 = tf.compat.v1
         zeros = v1.zeros_initializer()
-        parts, dense, rows = [], [], []
+        parts, dense, values, rows = [], [], [], []
         with v1.variable_scope("linear/linear_model"):
             for column in self.columns:
                 with v1.variable_scope(scope_name(column.name)) as scope:
                     if not column.is_categorical:  # a block of the dense matrix (below)
-                        dense.append(builder.dense(column))
+                        dense.append(column)
+                        values.append(builder.dense(column))
                         rows.append((scope.name + "/weights", column.dimension))
                     else:
                         weights = v1.get_variable("weights", [column.num_buckets, units],
@@ -147,8 +148,12 @@ class LinearModel:
                 weights = v1.get_variable("dense_weights", [sum(n for _, n in rows), units],
                                           initializer=zeros)
             v1.add_to_collection(_DENSE_WEIGHTS, (weights, rows))
-            values = tf.concat([tf.transpose(x) for x in dense], 0)
-            parts.insert(0, tf.matmul(values, weights, transpose_a=True))
+            block = builder.dense_block(dense)
+            if block is not None:  # held columns, side by side as they were gathered
+                parts.insert(0, tf.matmul(block, weights))
+            else:
+                values = tf.concat([tf.transpose(x) for x in values], 0)
+                parts.insert(0, tf.matmul(values, weights, transpose_a=True))
         total = parts[0] if len(parts) == 1 else tf.add_n(parts)
         return tf.nn.bias_add(total, bias, name="logits")
 
@@ -206,8 +211,10 @@ class DNNModel:
         activation = self._activation(tf)
         with v1.variable_scope("dnn"):
             with v1.variable_scope("input_from_feature_columns/input_layer"):
-                parts = [builder.dense(column) for column in self.columns]
-                net = parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
+                net = builder.dense_block(self.columns)
+                if net is None:
+                    parts = [builder.dense(column) for column in self.columns]
+                    net = parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
             for i, width in enumerate(self.hidden_units):
                 with v1.variable_scope(f"hiddenlayer_{i}"):
                     kernel = v1.get_variable("kernel", [net.shape[1], width], initializer=glorot)

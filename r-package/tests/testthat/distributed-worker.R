@@ -40,10 +40,12 @@ report <- tryCatch({
     hook_progress_bar(writer = function(text) NULL), asker,
     hook_history_saver(every_n_step = 2, path = file.path(model_dir, "history.csv"))),
     chief_only_hooks = list(counter))
-  state <- model$`_states`$train # this worker's variables (only the chief saves them)
-  sums <- reticulate::py_eval("lambda state: [float(v.sum()) for v in state.session.run(
-    state.model_variables)]")
-  weights <- unlist(sums(state))
+  # this worker's variables (only the chief saves them), in its training graph (kept under
+  # ("train", whether the input is held in the session))
+  sums <- reticulate::py_eval("lambda model: [float(v.sum()) for state in [next(
+    s for (mode, _), s in model._states.items() if mode == 'train')] for v in
+    state.session.run(state.model_variables)]")
+  weights <- unlist(sums(model))
   checkpoint <- model$latest_checkpoint()
   c(paste("steps", paste(history$steps, collapse = ",")),
     paste("weights", paste(signif(weights, 6), collapse = ",")),

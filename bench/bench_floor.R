@@ -11,7 +11,8 @@
 # hand-written step, data inside the session, one weight matrix), and its "one variable
 # per column" twin, run through reticulate in this R process. Each round times every
 # side once (the order changes each round); medians of examples/s (wall) and CPU
-# µs/step (the process's, all threads, from proc.time()), as ratios to the floor.
+# µs/step (the process's, all threads, from proc.time()), and each side's ratios to the
+# floors: the median over the rounds of the ratio within each round.
 # The progress bars go to stderr: run with 2>/dev/null to see the table alone.
 
 suppressPackageStartupMessages(library(pyhooks))
@@ -81,6 +82,11 @@ for (kind in c("linear_classifier", "linear_regressor")) {
     }
     rate <- sapply(times, function(t) median(sapply(t, function(m) steps * batch / m[["wall"]])))
     cpu <- sapply(times, function(t) median(sapply(t, function(m) m[["cpu"]] / steps * 1e6)))
+    # a side's ratio to a floor: within each round (the machine's speed drifts between
+    # rounds), then the median over the rounds
+    paired <- function(name, base, what) {
+      median(mapply(function(mine, f) f[[what]] / mine[[what]], times[[name]], times[[base]]))
+    }
     cat(sprintf("\n%s, batch %d, %d steps per round, %d rounds; load average %.1f-%.1f\n\n",
                 kind, batch, steps, rounds, min(loads), max(loads)))
     cat("| side | examples/s (wall) | × floor | CPU µs/step | × floor (CPU) |",
@@ -88,9 +94,9 @@ for (kind in c("linear_classifier", "linear_regressor")) {
     layout <- "floor, one variable per column"
     for (name in names(sides)) {
       cat(sprintf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.2f |\n", name,
-                  format(round(rate[[name]]), big.mark = ","), rate[[name]] / rate[["floor"]],
-                  cpu[[name]], cpu[["floor"]] / cpu[[name]], rate[[name]] / rate[[layout]],
-                  cpu[[layout]] / cpu[[name]]))
+                  format(round(rate[[name]]), big.mark = ","), paired(name, "floor", "wall"),
+                  cpu[[name]], paired(name, "floor", "cpu"), paired(name, layout, "wall"),
+                  paired(name, layout, "cpu")))
     }
   }
 }

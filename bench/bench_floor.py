@@ -1,7 +1,7 @@
 """pyhooks' canned estimators beside the compute floor, with and without steps_per_execution.
 
 Run: ``.venv/bin/python bench/bench_floor.py`` (``--rounds 5``; ``--quick``: the
-DNN only, 3 rounds).
+DNN only, 3 rounds; ``--spe 1,100``; ``--kinds linear_regressor``).
 
 Workloads (synthetic data from fixed seeds):
 
@@ -33,9 +33,11 @@ Each round times every side once, in an order that changes each round: one
 ``train()`` call of STEPS steps (graph building, restoring and the warm-up
 left out; the call's own fixed cost, ~15-30 ms, included) or STEPS calls of
 the floor's callable. The table shows the medians of examples/s (wall time)
-and CPU time per step (the process's, all threads), each as a ratio to the
-floor (and, for the linear models, to the per-column floor), and the load
-average. On a loaded machine the wall-time ratio mostly
+and CPU time per step (the process's, all threads), and each side's ratio to
+the floor (and, for the linear models, to the per-column floor): the median
+over the rounds of the ratio within each round (this machine's speed drifts by
+up to 2x between minutes, so a side is compared with the floor of its own
+round), and the load average. On a loaded machine the wall-time ratio mostly
 shows how often the input pipeline's thread got a core: read the CPU columns.
 """
 
@@ -183,17 +185,16 @@ def run_workload(kind, batch, steps, rounds, spes):
         for name in order:
             times[name].append(measure(sides[name], steps))
         loads.append(os.getloadavg()[0])
-    floor = statistics.median(steps * batch / w for w, _ in times["floor"])
-    floor_cpu = statistics.median(c / steps * 1e6 for _, c in times["floor"])
     layout = times.get("floor, one variable per column", times["floor"])
-    layout_rate = statistics.median(steps * batch / w for w, _ in layout)
-    layout_cpu = statistics.median(c / steps * 1e6 for _, c in layout)
     rows = []
     for name in names:
         rate = statistics.median(steps * batch / w for w, _ in times[name])
         cpu = statistics.median(c / steps * 1e6 for _, c in times[name])
-        rows.append((name, rate, rate / floor, cpu, floor_cpu / cpu, rate / layout_rate,
-                     layout_cpu / cpu))
+        # each ratio paired within its round (the machine's speed drifts between rounds),
+        # then the median of the rounds'
+        ratios = [statistics.median(f[k] / mine[k] for mine, f in zip(times[name], base))
+                  for base in (times["floor"], layout) for k in (0, 1)]
+        rows.append((name, rate, ratios[0], cpu, ratios[1], ratios[2], ratios[3]))
     for side in sides.values():
         if isinstance(side, Floor):
             side.session.close()

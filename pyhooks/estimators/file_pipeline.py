@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pyhooks.estimators.modes import LABEL, WEIGHT
-from pyhooks.estimators.pipeline import Coded
+from pyhooks.estimators.pipeline import Coded, IteratorInput
 
 __all__ = ["CHUNK_ROWS", "FilePipeline", "FilePlan", "file_plan", "label_plan"]
 
@@ -226,7 +226,7 @@ def _unpack(tf, packed, spec):
     return outputs
 
 
-class FilePipeline:
+class FilePipeline(IteratorInput):
     """One graph's iterator over files (see the module docstring).
 
     Attributes:
@@ -268,10 +268,6 @@ class FilePipeline:
                               True: iterator.make_initializer(shuffled.prefetch(1))}
         self.iterator = iterator
         self.batch = iterator.get_next()
-
-    def next_batch(self):
-        """A new op taking the next batch (a steps loop's body builds its own)."""
-        return self.iterator.get_next()
 
     def start(self, session, plan, input_fn, training, epochs=None):
         """Initializes the iterator on ``input_fn``'s files for one call."""

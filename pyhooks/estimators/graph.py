@@ -311,7 +311,9 @@ def build_steps_loop(state, tf, spec, pipeline):
     call; the global step read is the one before the call, as in a one-step
     graph; hooks learn the steps per call from ``pyhooks.RunInfo.steps_per_run``.
     The input running out inside a call ends the call with ``OutOfRangeError``
-    (its steps are done and counted, their losses not seen by hooks):
+    (its steps are done and counted, their losses not seen by hooks); held
+    input readies a call's batches before its loop (``pipeline.steps``), which
+    then runs at most the batches left, and the next call raises:
     ``train()`` bounds ``last_step`` by the input's batches.
     """
     v1 = tf.compat.v1
@@ -324,11 +326,15 @@ def build_steps_loop(state, tf, spec, pipeline):
     with tf.control_dependencies([state.global_step_read]):
         first = tf.identity(state.global_step_read)
         count = tf.minimum(tf.constant(steps, tf.int64), state.last_step.read_value() - first)
+    count, ready = pipeline.steps(count)  # the input's batches for them, readied once a call
+    if ready is not None:
+        with tf.control_dependencies([ready]):
+            count = tf.identity(count)
     body_state = []
 
     def body(i, per_example, loss):
         turn = ModelTensors(state.global_step, state.global_step.read_value())
-        spec.build(turn, tf, TRAIN, pipeline.next_batch())
+        spec.build(turn, tf, TRAIN, pipeline.next_batch(ready=True))
         body_state.append(turn)
         with tf.control_dependencies([turn.train_op]):
             return i + 1, tf.identity(turn.per_example_loss), tf.identity(turn.training_loss)

@@ -12,9 +12,10 @@ their own type. Numeric data is thus held twice while the input is in use: its
 arrays and the matrix.
 
 Each batch is a position in the stream of epochs, the batch's row numbers (a
-slice of the order of the epoch being read, kept in a variable) and the
-gather, inside the session step itself (and inside a steps loop's
-``tf.while_loop``): no ``tf.data`` iterator, no thread hand-off. The end of
+slice of a window of them: the orders of the epochs a session call reads, side
+by side, made once per call by :meth:`HeldInput.steps`) and the gather,
+inside the session step itself (and inside a steps loop's ``tf.while_loop``):
+no ``tf.data`` iterator, no thread hand-off, no branch per step. The end of
 the input is an ``OutOfRangeError`` as from an iterator. The batches are those
 of the ``plain`` and ``permuted`` datasets of
 :func:`pyhooks.estimators.pipeline.batches`. A call on the arrays the session
@@ -33,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pyhooks.estimators.pipeline import (Coded, batch_rows, data_feed, epochs_of, order_of,
-                                         permutation, placeholder_name, placeholders,
+                                         permutation32, placeholder_name, placeholders,
                                          shuffle_seed)
 
 __all__ = ["HeldBatch", "HeldInput"]
@@ -119,28 +120,26 @@ class HeldInput:
                              for name in self._levels}
         # a call's settings: rows, batch size, the rows of all its epochs (2**62: forever),
         # seed, shuffled (0/1); the position in the stream of epochs (the next batch's first
-        # row), and the epoch whose order is kept: its first position and that of the
-        # first row past it (or the end of the input)
+        # row); the window: the row numbers of the positions from `base` on, the orders of
+        # whole epochs side by side (32-bit: held data has fewer than 2**31 rows)
         self._settings_value = v1.placeholder(tf.int64, [5], name="held_settings")
         self._settings = v1.Variable(tf.zeros([5], tf.int64), name="held_settings", **local)
         self._size = v1.Variable(tf.constant(0, tf.int64), name="held_batch_size", **local)
+        self._total = v1.Variable(tf.constant(0, tf.int64), name="held_total", **local)
         self._position = v1.Variable(tf.constant(0, tf.int64), name="held_position", **local)
-        self._order = v1.Variable(tf.zeros([0], tf.int64), shape=tf.TensorShape([None]),
-                                  name="held_order", **local)
-        self._base = v1.Variable(tf.constant(0, tf.int64), name="held_epoch_start", **local)
-        self._limit = v1.Variable(tf.constant(0, tf.int64), name="held_epoch_limit", **local)
+        self._window = v1.Variable(tf.zeros([0], tf.int32), shape=tf.TensorShape([None]),
+                                   name="held_window", **local)
+        self._base = v1.Variable(tf.constant(0, tf.int64), name="held_window_start", **local)
         # the end of the input: a dequeue of this closed, empty queue raises OutOfRangeError
         self._end = tf.queue.FIFOQueue(1, tf.int64, shapes=[[]], name="held_end")
         close = tf.cond(self._end.is_closed(), tf.no_op, self._end.close)
         assign = dict(read_value=False)
-        rows, size, total, seed, shuffled = tf.unstack(self._settings_value)
-        # a call starts at position 0 with its first epoch's order (input order: row numbers)
+        _, size, total, _, _ = tf.unstack(self._settings_value)
         self._start = tf.group(
             close, self._settings.assign(self._settings_value, **assign),
-            self._size.assign(size, **assign), self._position.assign(0, **assign),
-            self._order.assign(_epoch_order(tf, rows, seed, shuffled, 0), **assign),
-            self._base.assign(0, **assign),
-            self._limit.assign(tf.minimum(rows, total), **assign))
+            self._size.assign(size, **assign), self._total.assign(total, **assign),
+            self._position.assign(0, **assign), self._base.assign(0, **assign),
+            self._window.assign(tf.zeros([0], tf.int32), **assign))
 
         def matrix(kept):
             parts = []
@@ -157,28 +156,62 @@ class HeldInput:
             *[self._held_levels[name].assign(holder, **assign)
               for name, holder in self._levels.items()])
         self._loaded = None  # what the matrices hold: see ``_holds``
-        self.batch = self.next_batch()
+        self.batch = self.next_batch(ready=False)
 
-    def next_batch(self):
-        """The next batch: this batch's row numbers, then a gather of each matrix.
+    def steps(self, count):
+        """Readies the next ``count`` batches (a tensor) for one session call: ``(the batches
+        the call may read, an op to run first)``.
+
+        The window of row numbers is made to cover them, once per call (a step
+        then only slices it: see :meth:`next_batch`). At the end of the input
+        the op raises ``OutOfRangeError``; near it, the call reads the batches
+        left.
+        """
+        tf = self._tf
+        rows, size, total, seed, shuffled = tf.unstack(self._settings.read_value())
+        position = self._position.read_value()
+        position = tf.cond(position >= total, self._end.dequeue, lambda: position)
+        count = tf.minimum(tf.cast(count, tf.int64), (total - position + size - 1) // size)
+        need = tf.minimum(position + count * size, total)
+        window, base = self._window.read_value(), self._base.read_value()
+        covered = base + tf.size(window, out_type=tf.int64)
+
+        def extend():
+            # the epochs of positions `position` to `need`: those the window has already
+            # made kept (from the epoch of `position` on), the others made
+            first, last = position // rows, (need - 1) // rows
+            made = tf.map_fn(lambda epoch: _epoch_order(tf, rows, seed, shuffled, epoch),
+                             tf.range(tf.maximum(first, covered // rows), last + 1),
+                             fn_output_signature=tf.TensorSpec([None], tf.int32))
+            kept = window[first * rows - base:]
+            with tf.control_dependencies([kept]):  # read before it is replaced
+                return tf.group(
+                    self._window.assign(tf.concat([kept, tf.reshape(made, [-1])], 0),
+                                        read_value=False),
+                    self._base.assign(first * rows, read_value=False))
+
+        ready = tf.cond(need > covered, extend, tf.no_op)
+        return count, ready
+
+    def next_batch(self, ready=True):
+        """The next batch: its row numbers, a slice of the window, then a gather of each matrix.
 
         Batch ``k`` holds the positions ``k * batch_size`` up to the next batch's
         (the last one stops at the end of the last epoch) of the stream of
         epochs; position ``p`` is row ``p % rows`` of epoch ``p // rows``, in
         input order or through that epoch's permutation, the same one as the
         ``permuted`` dataset's (see :func:`pyhooks.estimators.pipeline.batches`).
-        The order of the epoch being read is kept in a variable, so a batch
-        inside it is a slice of it; a batch reaching the next epoch, or the end,
-        takes the other branch. A steps loop's body builds its own (see
-        ``graph.build_steps_loop``).
+        ``ready``: whether :meth:`steps` readied the batch (a steps loop's body,
+        see ``graph.build_steps_loop``); else this step readies itself.
         """
         tf = self._tf
-        size = self._size.read_value()
-        start = self._position.assign_add(size) - size
-        stop = start + size
-        order = tf.cond(stop <= self._limit.read_value(),
-                        lambda: self._order[start - self._base:stop - self._base],
-                        lambda: self._next_epoch(start, stop))
+        dependencies = [] if ready is True else [self.steps(1)[1]]
+        with tf.control_dependencies(dependencies):  # every read after the window is ready
+            size = self._size.read_value()
+            start = self._position.assign_add(size) - size
+            stop = tf.minimum(start + size, self._total.read_value())
+            base = self._base.read_value()
+            order = self._window.read_value()[start - base:stop - base]
         gathered = {kept: tf.gather(held, order) for kept, held in self._matrices.items()}
         columns = {}
         for name in self._placeholders:
@@ -187,38 +220,6 @@ class HeldInput:
             columns[name] = (tf.gather(self._held_levels[name], values)
                              if name in self._levels else values)
         return HeldBatch.cut_from(columns, gathered, self._layout, tf)
-
-    def _next_epoch(self, start, stop):
-        """The rows of a batch that does not lie inside the kept epoch: the end of the input
-        (``OutOfRangeError``), its last, smaller batch, or a batch reaching a new epoch, whose
-        order is made and kept (read and replaced inside one branch, so the read comes
-        first)."""
-        tf = self._tf
-        rows, _, total, seed, shuffled = tf.unstack(self._settings.read_value())
-        start = tf.cond(start >= total, self._end.dequeue, lambda: start)
-        stop = tf.minimum(stop, total)
-        positions = tf.range(start, stop)
-        offsets = positions % rows
-        last = (stop - 1) // rows  # a batch spans at most two epochs (it is at most the rows)
-
-        def kept():  # a read, then a gather: a gather from the variable itself would have
-            # TensorFlow copy the whole order at every later read (its "copy on read" mode)
-            return tf.gather(self._order.read_value(), offsets)
-
-        def new_epoch():
-            order = _epoch_order(tf, rows, seed, shuffled, last)
-            before = kept()
-            with tf.control_dependencies([before]):
-                base = last * rows
-                done = tf.group(self._order.assign(order, read_value=False),
-                                self._base.assign(base, read_value=False),
-                                self._limit.assign(tf.minimum(base + rows, total),
-                                                   read_value=False))
-            with tf.control_dependencies([done]):
-                return tf.where(tf.equal(positions // rows, last), tf.gather(order, offsets),
-                                before)
-
-        return tf.cond(tf.equal(last * rows, self._base.read_value()), kept, new_epoch)
 
     def _column(self, column, matrix):
         """A column's values ``[batch, *shape]``, cut from the gathered ``matrix`` (a slice for
@@ -277,7 +278,7 @@ def _arrays(feeds):
 
 
 def _epoch_order(tf, rows, seed, shuffled, epoch):
-    """The order of epoch ``epoch``'s rows: its permutation if ``shuffled`` (1), else input
-    order."""
-    return tf.cond(tf.equal(shuffled, 1), lambda: permutation(tf, rows, seed, epoch),
-                   lambda: tf.range(rows))
+    """The order of epoch ``epoch``'s rows (int32): its permutation if ``shuffled`` (1), else
+    input order."""
+    return tf.cond(tf.equal(shuffled, 1), lambda: permutation32(tf, rows, seed, epoch),
+                   lambda: tf.range(tf.cast(rows, tf.int32)))

@@ -33,7 +33,7 @@ import numpy as np
 
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR
 
-__all__ = ["Coded", "StreamedInput", "aligned", "coded", "convert", "reads_held", "row_bytes",
+__all__ = ["Coded", "IteratorInput", "StreamedInput", "aligned", "coded", "convert", "reads_held", "row_bytes",
            "signature_of"]
 SMALL_VALUES = 4096  # rows x columns of data read by the small-data datasets
 GATHER_BYTES = 16 * 2**20  # rows gathered from the columns at once, then cut into batches
@@ -102,11 +102,11 @@ def epochs_of(input_fn, epochs):
 def reads_held(feeds, input_fn, training, epochs=None):
     """Whether a call reads ``feeds`` held in the session (else through tf.data).
 
-    Held: data above ``SMALL_VALUES`` values, in input order or permuted each
-    epoch, in batches no larger than the data.
+    Held: data above ``SMALL_VALUES`` values (and under 2**31 rows), in input
+    order or permuted each epoch, in batches no larger than the data.
     """
     return (_HELD and order_of(feeds, input_fn, training) in ("plain", "permuted")
-            and batch_rows(feeds, input_fn, epochs_of(input_fn, epochs)) <= input_fn.n)
+            and batch_rows(feeds, input_fn, epochs_of(input_fn, epochs)) <= input_fn.n < 2**31)
 
 
 def shuffle_seed(input_fn):
@@ -114,7 +114,21 @@ def shuffle_seed(input_fn):
     return input_fn.seed if input_fn.seed is not None else int(_SEEDS.integers(1, 2**31 - 1))
 
 
-class StreamedInput:
+class IteratorInput:
+    """A pipeline read through ``self.iterator``: each batch its ``get_next()``."""
+
+    def steps(self, count):
+        """``(count, None)``: a steps loop's ``count`` batches need nothing readied (the
+        iterator raises ``OutOfRangeError`` at the end)."""
+        return count, None
+
+    def next_batch(self, ready=True):
+        """A new op taking the next batch (a steps loop's body builds its own, see
+        ``graph.build_steps_loop``)."""
+        return self.iterator.get_next()
+
+
+class StreamedInput(IteratorInput):
     """One graph's ``tf.data`` iterator over fed columns (see the module docstring).
 
     Attributes:
@@ -137,11 +151,6 @@ class StreamedInput:
         self._initializers = {name: self.iterator.make_initializer(dataset)
                               for name, dataset in datasets.items()}
         self.batch = self.iterator.get_next()
-
-    def next_batch(self):
-        """A new ``{name: tensor}`` op taking the next batch (a steps loop's body builds its own,
-        see ``graph.build_steps_loop``)."""
-        return self.iterator.get_next()
 
     def start(self, session, feeds, input_fn, training, epochs=None):
         """Initializes the iterator on ``feeds`` (the arrays of ``input_fn``) for one call."""
@@ -246,23 +255,23 @@ def coded(values, chunk=1 << 16):
     return codes, (levels if levels.dtype.kind == "U" else levels.astype(str))
 
 
+def permutation32(tf, rows, seed, epoch):
+    """Epoch ``epoch``'s order of ``rows`` (fewer than 2**31) rows for ``seed``, as int32 (both
+    sources' shuffled order; a 32-bit shuffle takes half the time of a 64-bit one:
+    1,000,000 rows ~22 ms against ~46 ms, once an epoch)."""
+    return tf.random.experimental.stateless_shuffle(tf.range(tf.cast(rows, tf.int32)),
+                                                    seed=tf.stack([seed, epoch]))
+
+
 def permutation(tf, rows, seed, epoch):
-    """Epoch ``epoch``'s order of ``rows`` rows for ``seed`` (both sources' shuffled order).
-
-    Shuffled as 32-bit row numbers where they fit, which takes half the time of
-    64-bit ones (1,000,000 rows: ~22 ms against ~46 ms, once an epoch).
-    """
-    seed = tf.stack([seed, epoch])
-
-    def narrow():
-        rows32 = tf.cast(rows, tf.int32)
-        return tf.cast(tf.random.experimental.stateless_shuffle(tf.range(rows32), seed=seed),
-                       tf.int64)
+    """:func:`permutation32` as int64, or for 2**31 rows or more a 64-bit shuffle."""
 
     def wide():
-        return tf.random.experimental.stateless_shuffle(tf.range(rows), seed=seed)
+        return tf.random.experimental.stateless_shuffle(tf.range(rows),
+                                                        seed=tf.stack([seed, epoch]))
 
-    return tf.cond(rows < 2**31, narrow, wide)
+    return tf.cond(rows < 2**31, lambda: tf.cast(permutation32(tf, rows, seed, epoch), tf.int64),
+                   wide)
 
 
 def batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):

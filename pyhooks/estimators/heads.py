@@ -71,7 +71,7 @@ class RegressionHead:
 # The two losses below are TensorFlow's with their gradients written out. TensorFlow derives
 # a gradient op by op, and for a batch of unknown size each broadcasting op adds shape
 # bookkeeping (BroadcastGradientArgs, Shape, Sum, Reshape): ~25 of the ~130 small ops of a
-# linear model's step, about a fifth of its time at batch 32 (bench/README.md).
+# linear model's step (bench/README.md, "What each mechanism is worth").
 
 
 def _squared_error(tf, labels, logits):

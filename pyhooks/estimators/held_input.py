@@ -74,10 +74,8 @@ class HeldBatch(dict):
         found = [self._layout.get(name) for name in names]
         if not names or any(c is None or c.dtype != tf.float32 for c in found):
             return None
-        if len({c.kept for c in found}) != 1:
-            return None
         words = [w for c in found for w in range(c.start, c.start + c.width)]
-        gathered = self._gathered[found[0].kept]
+        gathered = self._gathered[tf.int32]  # every float32 column is held as words
         if words == list(range(words[0], words[0] + len(words))):
             block = gathered[:, words[0]:words[0] + len(words)]
         else:
@@ -118,12 +116,13 @@ class HeldInput:
                           for kept, width in widths.items()}
         self._held_levels = {name: held(placeholder_name(name) + "_levels_held", tf.string, [])
                              for name in self._levels}
-        # a call's settings: rows, batch size, the rows of all its epochs (2**62: forever),
-        # seed, shuffled (0/1); the position in the stream of epochs (the next batch's first
-        # row); the window: the row numbers of the positions from `base` on, the orders of
-        # whole epochs side by side (32-bit: held data has fewer than 2**31 rows)
+        # a call's settings (fed: rows, batch size, the rows of all its epochs (2**62:
+        # forever), seed, shuffled (0/1)), kept as `_settings` (rows, seed, shuffled: read once
+        # a call) and the two a step reads; the position in the stream of epochs (the next
+        # batch's first row); the window: the row numbers of the positions from `base` on,
+        # the orders of whole epochs side by side (32-bit: held data has fewer than 2**31 rows)
         self._settings_value = v1.placeholder(tf.int64, [5], name="held_settings")
-        self._settings = v1.Variable(tf.zeros([5], tf.int64), name="held_settings", **local)
+        self._settings = v1.Variable(tf.zeros([3], tf.int64), name="held_settings", **local)
         self._size = v1.Variable(tf.constant(0, tf.int64), name="held_batch_size", **local)
         self._total = v1.Variable(tf.constant(0, tf.int64), name="held_total", **local)
         self._position = v1.Variable(tf.constant(0, tf.int64), name="held_position", **local)
@@ -134,9 +133,9 @@ class HeldInput:
         self._end = tf.queue.FIFOQueue(1, tf.int64, shapes=[[]], name="held_end")
         close = tf.cond(self._end.is_closed(), tf.no_op, self._end.close)
         assign = dict(read_value=False)
-        _, size, total, _, _ = tf.unstack(self._settings_value)
+        rows, size, total, seed, shuffled = tf.unstack(self._settings_value)
         self._start = tf.group(
-            close, self._settings.assign(self._settings_value, **assign),
+            close, self._settings.assign(tf.stack([rows, seed, shuffled]), **assign),
             self._size.assign(size, **assign), self._total.assign(total, **assign),
             self._position.assign(0, **assign), self._base.assign(0, **assign),
             self._window.assign(tf.zeros([0], tf.int32), **assign))
@@ -168,7 +167,8 @@ class HeldInput:
         left.
         """
         tf = self._tf
-        rows, size, total, seed, shuffled = tf.unstack(self._settings.read_value())
+        rows, seed, shuffled = tf.unstack(self._settings.read_value())
+        size, total = self._size.read_value(), self._total.read_value()
         position = self._position.read_value()
         position = tf.cond(position >= total, self._end.dequeue, lambda: position)
         count = tf.minimum(tf.cast(count, tf.int64), (total - position + size - 1) // size)

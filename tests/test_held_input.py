@@ -299,3 +299,60 @@ def test_no_step_copies_the_window_of_row_numbers():
             session.run(pipe.batch)
         after = largest_allocation()
     assert before < N * 4 / 2 and after < N * 4 / 2, (before, after)  # the window: 4 B a row
+
+
+def test_a_model_fn_learns_the_same_from_held_data_as_through_tf_data(tmp_path, monkeypatch):
+    """A custom estimator's features (float64 and int64, held as two words each) are the same
+    held or read through tf.data: the same weights and predictions."""
+    from pyhooks.estimators import estimator, estimator_spec, layers
+
+    def model_fn(features, labels, mode):
+        inputs = tf.stack([tf.cast(features["a"], tf.float32),
+                           tf.cast(features["n"], tf.float32)], 1)
+        predictions = tf.reshape(layers.dense(inputs, 1), [-1])
+        if mode == "infer":
+            return estimator_spec(mode, predictions={"y": predictions})
+        loss = v1.losses.mean_squared_error(tf.cast(labels, tf.float32), predictions)
+        train_op = v1.train.GradientDescentOptimizer(0.01).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return estimator_spec(mode, loss=loss, train_op=train_op)
+
+    rng = np.random.default_rng(4)
+    data = {"a": rng.normal(size=3000), "n": rng.integers(-5, 5, 3000)}
+    data["y"] = 2 * data["a"] - data["n"]
+    results = []
+    for held in (True, False):
+        monkeypatch.setattr(pipeline, "_HELD", held)
+        made = pyhooks.input_fn(data, features=["a", "n"], response="y", batch_size=64, seed=2,
+                                num_epochs=1)
+        model = estimator(model_fn, model_dir=str(tmp_path / str(held)),
+                          config=pyhooks.run_config(tf_random_seed=3))
+        history = model.train(made, hooks=[pyhooks.ProgressBarHook(writer=io.StringIO())])
+        assert history.to_dict()["steps"][-1] == 47  # 3000 rows in batches of 64
+        assert {held} == {h for _, h in model._states}  # noqa: SLF001 (the source it read)
+        results.append(({v: model.get_variable_value(v) for v in model.get_variable_names()},
+                        model.predict(made, as_dict=True)["y"]))
+    (w1, p1), (w2, p2) = results
+    for key in w1:
+        np.testing.assert_allclose(w1[key], w2[key], rtol=1e-5, atol=1e-6, err_msg=key)
+    np.testing.assert_allclose(p1, p2, rtol=1e-5, atol=1e-6)
+
+
+def test_hooks_see_the_last_call_of_a_steps_loop_that_reads_the_last_batches(tmp_path):
+    """At 30 steps a call over 40 batches, the second call runs the 10 left and its hooks see
+    it (held input readies a call's batches before its loop); the input's end ends train()."""
+    rng = np.random.default_rng(5)
+    data = {"a": rng.normal(size=2000).astype(np.float32),
+            "b": rng.normal(size=2000).astype(np.float32)}
+    data["y"] = data["a"] - data["b"]
+    made = pyhooks.input_fn(data, features=["a", "b"], response="y", batch_size=100,
+                            num_epochs=2)
+    calls = []
+    model = pyhooks.linear_regressor(
+        [pyhooks.column_numeric("a"), pyhooks.column_numeric("b")], model_dir=str(tmp_path),
+        config=pyhooks.run_config(steps_per_execution=30))
+    history = model.train(made, hooks=[
+        pyhooks.ProgressBarHook(writer=io.StringIO()),
+        pyhooks.LambdaHook(after_run=lambda context, values: calls.append(1))])
+    assert len(calls) == 2 and history.to_dict()["steps"][-1] == 40
+    assert model.latest_checkpoint().endswith("model.ckpt-40")

@@ -1,7 +1,7 @@
 """pyhooks' canned estimators beside the compute floor, with and without steps_per_execution.
 
 Run: ``.venv/bin/python bench/bench_floor.py`` (``--rounds 5``; ``--quick``: the
-DNN only, 3 rounds; ``--spe 1,100``; ``--kinds linear_regressor``).
+DNN only, 3 rounds; ``--spe 1,100``; ``--kinds linear_regressor``; ``--pool``).
 
 Workloads (synthetic data from fixed seeds):
 
@@ -18,6 +18,9 @@ warmed before the first round:
   ``StepCounterHook``, beside the estimator's defaults (NaN check, checkpoints
   every 600 s, event files); ``run_config(steps_per_execution=)`` 1, 10, 100;
 * pyhooks, no user hooks: the same without the three;
+* (``--pool``) pyhooks, the everyday hooks, each step's ops in TensorFlow's
+  inter-op pool instead of the calling thread (``kept_session.RUN_INLINE =
+  False``): the side-by-side behind running them inline;
 * the floor: the same network written by hand in a private ``tf.Graph`` with the
   whole data set inside the session (a variable loaded once), each step a
   random gather of the batch's rows, the same optimizer, and a plain
@@ -121,7 +124,7 @@ class Floor:
 class Pyhooks:
     """An estimator trained ``steps`` at a time, with the everyday hooks or none."""
 
-    def __init__(self, kind, x, y, batch, spe, hooks):
+    def __init__(self, kind, x, y, batch, spe, hooks, inline=True):
         import pyhooks
 
         columns = {f"x{i}": x[:, i] for i in range(x.shape[1])}
@@ -137,14 +140,18 @@ class Pyhooks:
         self.input = pyhooks.input_fn({**columns, "y": y}, response="y", features=list(columns),
                                       batch_size=batch, num_epochs=None)
         self.hooks = hooks
+        self.inline = inline
 
     def run(self, steps):
         import pyhooks
+        from pyhooks.estimators import kept_session
 
+        kept_session.RUN_INLINE = self.inline
         hooks = [pyhooks.ProgressBarHook(writer=io.StringIO()),
                  pyhooks.HistorySaverHook(every_n_step=10),
                  pyhooks.StepCounterHook()] if self.hooks else []
         self.est.train(self.input, steps=steps, hooks=hooks)
+        kept_session.RUN_INLINE = True
 
 
 def measure(side, steps):
@@ -163,7 +170,7 @@ def workloads(quick, kinds):
             yield kind, batch, steps
 
 
-def run_workload(kind, batch, steps, rounds, spes):
+def run_workload(kind, batch, steps, rounds, spes, pool):
     x, labels, score = data(DNN_ROWS, DNN_COLS, 1) if kind == "dnn" else \
         data(LIN_ROWS, LIN_COLS, 2)
     y = score if kind == "linear_regressor" else labels
@@ -173,6 +180,9 @@ def run_workload(kind, batch, steps, rounds, spes):
     for spe in spes:
         sides[f"pyhooks, everyday hooks, spe {spe}"] = Pyhooks(kind, x, y, batch, spe, True)
         sides[f"pyhooks, no user hooks, spe {spe}"] = Pyhooks(kind, x, y, batch, spe, False)
+        if pool:
+            sides[f"pyhooks, everyday hooks, spe {spe}, steps in TensorFlow's inter-op pool"] = \
+                Pyhooks(kind, x, y, batch, spe, True, inline=False)
     for side in sides.values():  # build, restore, warm up
         side.run(max(200, steps // 10))
     times = {name: [] for name in sides}
@@ -207,11 +217,13 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--spe", default="1,10,100")
     parser.add_argument("--kinds", default="dnn,linear_classifier,linear_regressor")
+    parser.add_argument("--pool", action="store_true",
+                        help="also a side whose steps run in TensorFlow's inter-op pool")
     args = parser.parse_args()
     rounds = 3 if args.quick else args.rounds
     spes = [int(s) for s in args.spe.split(",")]
     for kind, batch, steps in workloads(args.quick, args.kinds.split(",")):
-        rows, loads = run_workload(kind, batch, steps, rounds, spes)
+        rows, loads = run_workload(kind, batch, steps, rounds, spes, args.pool)
         print(f"\n{kind}, batch {batch}, {steps} steps per round, {rounds} rounds; load average "
               f"{min(loads):.1f}-{max(loads):.1f}\n")
         print("| side | examples/s (wall) | × floor | CPU µs/step | × floor (CPU) "

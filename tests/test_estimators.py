@@ -641,6 +641,28 @@ def test_kept_session_survives_the_runner_and_checkpoint_savers(shared_lr, spec_
         _train_state(shared_lr).global_step_read), np.integer)  # noqa: SLF001
 
 
+def test_a_step_in_the_calling_thread_flushes_subnormals_as_tensorflows_pool_does():
+    from pyhooks.estimators import kept_session
+
+    if kept_session._DENORMALS is None:  # noqa: SLF001
+        pytest.skip("no known flush-to-zero control on this platform")
+    graph = tf.Graph()
+    with graph.as_default():
+        tiny = tf.compat.v1.Variable(1e-30, dtype=tf.float32)
+        product = tiny * tf.constant(1e-9)  # 1e-39: subnormal in float32
+        session = tf.compat.v1.Session(graph=graph)
+        session.run(tiny.initializer)
+    inline = kept_session.fast_callable(session, graph, [product], inline=True)
+    pooled = kept_session.fast_callable(session, graph, [product], inline=False)
+    assert session.run(product) == 0.0  # TensorFlow's own pool threads flush it
+    assert inline() == pooled() == [0.0]
+    options = tf.compat.v1.RunOptions(inter_op_thread_pool=-1)
+    assert session.run(product, options=options) > 0  # the calling thread by itself does not
+    # and the calling thread's own state is back after the step
+    assert np.float32(1e-30) * np.float32(1e-9) > 0
+    session.close()
+
+
 def test_label_dimension_two_and_hooks_in_evaluate_and_predict(mtcars):
     fcs = feature_columns(column_numeric("drat"), column_numeric("wt"))
     model = linear_regressor(fcs, label_dimension=2)

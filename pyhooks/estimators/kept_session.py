@@ -10,10 +10,10 @@ the loop is still an error.
 ``MonitoredSession`` turns a repeated fetch list into a callable of the
 session; the wrapper's ``make_callable`` makes it run in the caller's thread
 (``RUN_INLINE``). Measured side by side with TensorFlow's inter-op pool
-(bench/README.md), this halves the cost of mtcars' tiny steps and was 1.4 to
-1.8 times as fast on 100,000 and 1,000,000 rows in two of three runs, on par
-with a bounded shuffle buffer; the step's matrix kernels still use the intra-op
-pool, and the input pipeline its own threads.
+(bench/README.md, ``bench_floor.py --pool``), this halves the cost of mtcars'
+tiny steps and is 1.2 to 2 times as fast on the DNN and linear models of
+100,000 and 1,000,000 rows; the step's matrix kernels still use the intra-op
+pool.
 
 TensorFlow's pool threads compute with subnormal floats flushed to zero; the
 calling thread does not, so an inline step flushes them too while it runs

@@ -11,7 +11,7 @@ the loop is still an error.
 session; the wrapper's ``make_callable`` makes it run in the caller's thread
 (``RUN_INLINE``). Measured side by side with TensorFlow's inter-op pool
 (bench/README.md, ``bench_floor.py --pool``), this halves the cost of mtcars'
-tiny steps and is 1.2 to 2 times as fast on the DNN and linear models of
+tiny steps and is 1.1 to 2 times as fast on the DNN and linear models of
 100,000 and 1,000,000 rows; the step's matrix kernels still use the intra-op
 pool.
 
@@ -19,13 +19,13 @@ TensorFlow's pool threads compute with subnormal floats flushed to zero; the
 calling thread does not, so an inline step flushes them too while it runs
 (:func:`flushing_denormals`): the same numbers as in the pool, and no slow
 path (a confident classifier's ``exp(-logit)`` near 1e-38 made the DNN of
-bench/bench_floor.py 2x slower). Where that cannot be set, steps run in the pool.
+bench/bench_floor.py 2x slower). Where that is not known to work (other than glibc
+on x86_64), steps run in the pool.
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import platform
 
 from pyhooks.estimators._quiet import quiet
@@ -41,16 +41,15 @@ _CALLABLE_CACHE = 64
 
 def _denormal_control():
     """``(libm, fenv_t type, word index, bits)`` that set flush-to-zero in glibc's ``fenv_t``
-    on this machine, or None where unknown."""
-    machine = platform.machine().lower()
-    where = {"x86_64": (8, 7, 0x8040),  # MXCSR, the 8th word: FTZ (bit 15), DAZ (bit 6)
-             "amd64": (8, 7, 0x8040),
-             "aarch64": (2, 0, 1 << 24)}.get(machine)  # FPCR, the first word: FZ (bit 24)
-    name = ctypes.util.find_library("m")
-    if where is None or platform.system() != "Linux" or name is None:
+    on x86_64 Linux (its MXCSR, the 8th word: FTZ bit 15, DAZ bit 6), or None elsewhere
+    (untested there: steps run in the pool)."""
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
         return None
-    words, index, bits = where
-    return ctypes.CDLL(name), ctypes.c_uint32 * words, index, bits
+    try:
+        libm = ctypes.CDLL("libm.so.6")  # glibc's, whose fesetenv sets the whole MXCSR
+    except OSError:
+        return None
+    return libm, ctypes.c_uint32 * 8, 7, 0x8040
 
 
 _DENORMALS = _denormal_control()

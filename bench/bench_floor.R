@@ -57,69 +57,65 @@ measure <- function(run) {
   c(wall = took[["elapsed"]], cpu = took[["user.self"]] + took[["sys.self"]])
 }
 
-workloads <- list(list("dnn", 256L, 2000L))
-for (kind in c("linear_classifier", "linear_regressor")) {
-  workloads <- c(workloads, list(list(kind, 32L, 4000L), list(kind, 256L, 2000L),
-                                 list(kind, 4096L, 300L)))
-}
-df <- NULL
-for (workload in workloads) {
-  kind <- workload[[1]]
-  batch <- workload[[2]]
-  steps <- workload[[3]]
-  if (is.null(df) || attr(df, "kind") != kind) {
-    df <- structure(data_frame(kind), kind = kind)
-  }
-  names <- setdiff(names(df), "y")
-  sides <- list()
-  for (per_column in if (kind == "dnn") FALSE else c(FALSE, TRUE)) {
-    f <- py$floor(kind, batch, per_column)
-    sides[[if (per_column) "floor, one variable per column" else "floor"]] <-
-      local({ f <- f; function(n) f$run(as.integer(n)) })
-  }
-  input <- input_fn(df, features = names, response = "y", batch_size = batch,
-                    num_epochs = NULL)
-  for (spe in spes) {
-    columns <- do.call(feature_columns, lapply(names, column_numeric))
-    config <- run_config(steps_per_execution = spe)
-    model <- if (kind == "dnn") {
-      dnn_classifier(c(64L, 32L), columns, config = config)
-    } else {
-      do.call(kind, list(columns, config = config))
+# steps per round of each workload, by batch size
+workloads <- list(dnn = c(`256` = 2000L),
+                  linear_classifier = c(`32` = 4000L, `256` = 2000L, `4096` = 300L),
+                  linear_regressor = c(`32` = 4000L, `256` = 2000L, `4096` = 300L))
+for (kind in names(workloads)) {
+  df <- data_frame(kind)
+  features <- setdiff(names(df), "y")
+  for (batch in as.integer(names(workloads[[kind]]))) {
+    steps <- workloads[[kind]][[as.character(batch)]]
+    sides <- list()
+    for (per_column in if (kind == "dnn") FALSE else c(FALSE, TRUE)) {
+      f <- py$floor(kind, batch, per_column)
+      sides[[if (per_column) "floor, one variable per column" else "floor"]] <-
+        local({ f <- f; function(n) f$run(as.integer(n)) })
     }
-    sides[[sprintf("pyhooks from R, everyday hooks, spe %d", spe)]] <- local({
-      model <- model
-      function(n) train(model, input, steps = n, hooks = list(
-        hook_progress_bar(), hook_history_saver(every_n_step = 10), hook_step_counter()))
-    })
-  }
-  for (side in sides) side(max(200L, steps %/% 10L))  # build, restore, warm up
-  times <- lapply(sides, function(side) list())
-  loads <- numeric(0)
-  for (r in seq_len(rounds)) {
-    k <- (r - 1L) %% length(sides)
-    order <- c(tail(names(sides), length(sides) - k), head(names(sides), k))
-    if (r %% 2 == 0) order <- rev(order)
-    for (name in order) times[[name]][[r]] <- measure(function() sides[[name]](steps))
-    loads <- c(loads, as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1]))
-  }
-  rate <- sapply(times, function(t) median(sapply(t, function(m) steps * batch / m[["wall"]])))
-  cpu <- sapply(times, function(t) median(sapply(t, function(m) m[["cpu"]] / steps * 1e6)))
-  # a side's ratio to a floor: within each round (the machine's speed drifts between
-  # rounds), then the median over the rounds
-  paired <- function(name, base, what) {
-    median(mapply(function(mine, f) f[[what]] / mine[[what]], times[[name]], times[[base]]))
-  }
-  cat(sprintf("\n%s, batch %d, %d steps per round, %d rounds; load average %.1f-%.1f\n\n",
-              kind, batch, steps, rounds, min(loads), max(loads)))
-  cat("| side | examples/s (wall) | × floor | CPU µs/step | × floor (CPU) |",
-      "× per-column floor | × per-column floor (CPU) |\n|---|---:|---:|---:|---:|---:|---:|\n")
-  layout <- if (kind == "dnn") "floor" else "floor, one variable per column"
-  for (name in names(sides)) {
-    cat(sprintf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.2f |\n", name,
-                format(round(rate[[name]]), big.mark = ",", scientific = FALSE),
-                paired(name, "floor", "wall"),
-                cpu[[name]], paired(name, "floor", "cpu"), paired(name, layout, "wall"),
-                paired(name, layout, "cpu")))
+    input <- input_fn(df, features = features, response = "y", batch_size = batch,
+                      num_epochs = NULL)
+    for (spe in spes) {
+      columns <- do.call(feature_columns, lapply(features, column_numeric))
+      config <- run_config(steps_per_execution = spe)
+      model <- if (kind == "dnn") {
+        dnn_classifier(c(64L, 32L), columns, config = config)
+      } else {
+        do.call(kind, list(columns, config = config))
+      }
+      sides[[sprintf("pyhooks from R, everyday hooks, spe %d", spe)]] <- local({
+        model <- model
+        function(n) train(model, input, steps = n, hooks = list(
+          hook_progress_bar(), hook_history_saver(every_n_step = 10), hook_step_counter()))
+      })
+    }
+    for (side in sides) side(max(200L, steps %/% 10L))  # build, restore, warm up
+    times <- lapply(sides, function(side) list())
+    loads <- numeric(0)
+    for (r in seq_len(rounds)) {
+      k <- (r - 1L) %% length(sides)
+      order <- c(tail(names(sides), length(sides) - k), head(names(sides), k))
+      if (r %% 2 == 0) order <- rev(order)
+      for (name in order) times[[name]][[r]] <- measure(function() sides[[name]](steps))
+      loads <- c(loads, as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1]][1]))
+    }
+    rate <- sapply(times, function(t) median(sapply(t, function(m) steps * batch / m[["wall"]])))
+    cpu <- sapply(times, function(t) median(sapply(t, function(m) m[["cpu"]] / steps * 1e6)))
+    # a side's ratio to a floor: within each round (the machine's speed drifts between
+    # rounds), then the median over the rounds
+    paired <- function(name, base, what) {
+      median(mapply(function(mine, f) f[[what]] / mine[[what]], times[[name]], times[[base]]))
+    }
+    cat(sprintf("\n%s, batch %d, %d steps per round, %d rounds; load average %.1f-%.1f\n\n",
+                kind, batch, steps, rounds, min(loads), max(loads)))
+    cat("| side | examples/s (wall) | × floor | CPU µs/step | × floor (CPU) |",
+        "× per-column floor | × per-column floor (CPU) |\n|---|---:|---:|---:|---:|---:|---:|\n")
+    layout <- if (kind == "dnn") "floor" else "floor, one variable per column"
+    for (name in names(sides)) {
+      cat(sprintf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.2f |\n", name,
+                  format(round(rate[[name]]), big.mark = ",", scientific = FALSE),
+                  paired(name, "floor", "wall"),
+                  cpu[[name]], paired(name, "floor", "cpu"), paired(name, layout, "wall"),
+                  paired(name, layout, "cpu")))
+    }
   }
 }

@@ -146,12 +146,14 @@ class Pyhooks:
         import pyhooks
         from pyhooks.estimators import kept_session
 
-        kept_session.RUN_INLINE = self.inline
         hooks = [pyhooks.ProgressBarHook(writer=io.StringIO()),
                  pyhooks.HistorySaverHook(every_n_step=10),
                  pyhooks.StepCounterHook()] if self.hooks else []
-        self.est.train(self.input, steps=steps, hooks=hooks)
-        kept_session.RUN_INLINE = True
+        default, kept_session.RUN_INLINE = kept_session.RUN_INLINE, self.inline
+        try:
+            self.est.train(self.input, steps=steps, hooks=hooks)
+        finally:
+            kept_session.RUN_INLINE = default
 
 
 def measure(side, steps):

@@ -260,3 +260,48 @@ def test_matrix_input_column_with_column_numeric_shape(tmp_path):
                                atol=1e-5)
     with pytest.raises(ValueError, match="holds 16"):
         linear_classifier(feature_columns(numeric("x"))).train(inp, steps=1)
+
+
+def test_a_subnormal_float_comes_out_as_in_a_plain_tensorflow_session(data, tmp_path):
+    """The estimator's steps run in the calling thread: a value below float32's normal
+    range is flushed to zero there as TensorFlow's own threads flush it, seen by a hook's
+    fetch in train() and in predict()."""
+    import pyhooks
+
+    def subnormal():
+        tiny = v1.get_variable("tiny", initializer=1e-30, trainable=False)
+        return tf.identity(tiny * 1e-9, name="subnormal")  # 1e-39
+
+    def model_fn(features, labels, mode):
+        predictions = layers.dense(features, 1)[:, 0]
+        shown = {"mpg": predictions,
+                 "subnormal": tf.zeros_like(predictions, tf.float32) + subnormal()}
+        if mode == ModeKeys.PREDICT:
+            return estimator_spec(mode, predictions=shown)
+        loss = v1.losses.mean_squared_error(labels, predictions)
+        train_op = v1.train.GradientDescentOptimizer(0.001).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return estimator_spec(mode, predictions=shown, loss=loss, train_op=train_op)
+
+    graph = tf.Graph()
+    with graph.as_default(), v1.Session() as plain:
+        product = subnormal()
+        plain.run(v1.global_variables_initializer())
+        expected = plain.run(product)
+    seen = []
+
+    class Fetcher(pyhooks.SessionRunHook):  # a dict of one tensor, by its name
+        def before_run(self, run_context):
+            return pyhooks.SessionRunArgs({"value": "subnormal:0"})
+
+        def after_run(self, run_context, run_values):
+            seen.append(float(run_values.results["value"]))
+
+    model = estimator(model_fn, model_dir=str(tmp_path))
+    model.train(input_fn(data, ["drat", "wt"], "mpg", batch_size=8, num_epochs=None),
+                steps=3, hooks=[Fetcher()])
+    predicted = model.predict(input_fn(data, ["drat", "wt"], "mpg", batch_size=8,
+                                       shuffle=False), as_dict=True)["subnormal"]
+    assert expected == 0.0
+    assert seen == [expected] * 3
+    assert np.all(predicted == expected)

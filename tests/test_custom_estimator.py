@@ -265,7 +265,7 @@ def test_matrix_input_column_with_column_numeric_shape(tmp_path):
 def test_a_subnormal_float_comes_out_as_in_a_plain_tensorflow_session(data, tmp_path):
     """The estimator's steps run in the calling thread: a value below float32's normal
     range is flushed to zero there as TensorFlow's own threads flush it, seen by a hook's
-    fetch in train() and in predict()."""
+    fetch in train(), in evaluate()'s metric and in predict()."""
     import pyhooks
 
     def subnormal():
@@ -279,6 +279,12 @@ def test_a_subnormal_float_comes_out_as_in_a_plain_tensorflow_session(data, tmp_
         if mode == ModeKeys.PREDICT:
             return estimator_spec(mode, predictions=shown)
         loss = v1.losses.mean_squared_error(labels, predictions)
+        if mode == ModeKeys.EVAL:
+            # scaled back up inside the step, where a flush shows (the metric's value is
+            # read in a later call); evaluate() runs its steps in TensorFlow's pool today,
+            # and must agree with it whichever thread runs them
+            return estimator_spec(mode, loss=loss, eval_metric_ops={
+                "scaled": v1.metrics.mean(shown["subnormal"] * 1e30)})
         train_op = v1.train.GradientDescentOptimizer(0.001).minimize(
             loss, global_step=v1.train.get_global_step())
         return estimator_spec(mode, predictions=shown, loss=loss, train_op=train_op)
@@ -302,6 +308,8 @@ def test_a_subnormal_float_comes_out_as_in_a_plain_tensorflow_session(data, tmp_
                 steps=3, hooks=[Fetcher()])
     predicted = model.predict(input_fn(data, ["drat", "wt"], "mpg", batch_size=8,
                                        shuffle=False), as_dict=True)["subnormal"]
+    metric = model.evaluate(input_fn(data, ["drat", "wt"], "mpg", batch_size=8))["scaled"]
     assert expected == 0.0
+    assert metric == expected
     assert seen == [expected] * 3
     assert np.all(predicted == expected)

@@ -12,6 +12,18 @@ columns_for <- function(keys, make, call) {
   lapply(keys, make)
 }
 
+# The required argument after `...` (tfestimators' order: the column names first) must be
+# named; when it is missing and `...` holds more than one value, the last one was probably it.
+check_required_after_columns <- function(x, columns, arg = rlang::caller_arg(x),
+                                         call = rlang::caller_env()) {
+  if (!missing(x)) return(invisible())
+  hint <- if (length(columns) > 1L) {
+    c(i = "Arguments after the column names must be named: {.code {arg} = {rlang::as_label(columns[[length(columns)]])}}.")
+  }
+  cli::cli_abort(c("{.arg {arg}} is absent but must be supplied.", hint),
+                 class = "pyhooks_error_argument", call = call)
+}
+
 # Column names from one argument of a column_*() function: strings, or inside
 # feature_columns(names = ) and with_columns() also bare names and tidyselect
 # helpers (ends_with("time")) over those names.
@@ -138,7 +150,7 @@ column_numeric <- function(..., shape = 1L, default_value = NULL, dtype = "float
 #' column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 6, 8))
 column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype = NULL,
                                                     default_value = -1L, num_oov_buckets = 0L) {
-  rlang::check_required(vocabulary_list)
+  check_required_after_columns(vocabulary_list, rlang::enquos(...))
   call <- rlang::current_env()
   vocabulary_list <- as_py_list(vocabulary_list, named = FALSE)
   default_value <- as_py_int(default_value)
@@ -164,7 +176,7 @@ column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype 
 #' @examplesIf is_pyhooks_available()
 #' column_categorical_with_identity("cyl", num_buckets = 9)
 column_categorical_with_identity <- function(..., num_buckets, default_value = NULL) {
-  rlang::check_required(num_buckets)
+  check_required_after_columns(num_buckets, rlang::enquos(...))
   call <- rlang::current_env()
   num_buckets <- as_py_int(num_buckets)
   default_value <- as_py_int(default_value)
@@ -187,7 +199,7 @@ column_categorical_with_identity <- function(..., num_buckets, default_value = N
 #' @examplesIf is_pyhooks_available()
 #' column_categorical_with_hash_bucket("name", hash_bucket_size = 100)
 column_categorical_with_hash_bucket <- function(..., hash_bucket_size, dtype = "string") {
-  rlang::check_required(hash_bucket_size)
+  check_required_after_columns(hash_bucket_size, rlang::enquos(...))
   call <- rlang::current_env()
   hash_bucket_size <- as_py_int(hash_bucket_size)
   columns_for(rlang::enquos(...), function(key) {
@@ -301,7 +313,7 @@ column_crossed <- function(keys, hash_bucket_size, hash_key = NULL) {
 column_categorical_with_vocabulary_file <- function(..., vocabulary_file, vocabulary_size = NULL,
                                                     num_oov_buckets = 0L, default_value = NULL,
                                                     dtype = "string") {
-  rlang::check_required(vocabulary_file)
+  check_required_after_columns(vocabulary_file, rlang::enquos(...))
   call <- rlang::current_env()
   vocabulary_file <- path_arg(vocabulary_file)
   vocabulary_size <- as_py_int(vocabulary_size)

@@ -86,6 +86,15 @@ test_that("column errors are clear", {
   expect_error(column_numeric(3), "`key` must be a non-empty string")
   expect_error(column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 4)), "duplicates")
   expect_error(column_categorical_with_vocabulary_list("cyl"), "`vocabulary_list` is absent")
+  # the column names come first (tfestimators' order): a value after them unnamed is a name
+  expect_error(column_categorical_with_vocabulary_list("cyl", c(4, 6, 8)),
+               "named: `vocabulary_list = c\\(4, 6, 8\\)`", class = "pyhooks_error_argument")
+  expect_error(column_categorical_with_identity("am", 2), "named: `num_buckets = 2`")
+  expect_error(column_categorical_with_hash_bucket("carb", 10), "named: `hash_bucket_size = 10`")
+  expect_error(column_categorical_with_vocabulary_file("cyl", "cyl.txt"),
+               "named: `vocabulary_file = \"cyl.txt\"`")
+  expect_no_match(tryCatch(column_categorical_with_identity("am"), error = conditionMessage),
+                  "must be named")
   expect_error(column_categorical_with_identity("gear", num_buckets = 0), "`num_buckets` must be positive")
   expect_error(column_categorical_with_identity("gear", num_buckets = 2.5), "whole number")
   expect_error(column_categorical_with_hash_bucket("carb", hash_bucket_size = 1), "at least 2")

@@ -120,6 +120,32 @@ def test_a_missing_column_is_named_and_extra_columns_are_ignored(classifier, fra
     assert len(rows) == ROWS  # no response needed, unread columns ignored
 
 
+@pytest.mark.parametrize("make", [
+    lambda fcs, model_dir: est.linear_classifier(fcs, model_dir=model_dir),
+    lambda fcs, model_dir: est.dnn_classifier(
+        [4], [fcs[0], est.column_indicator(fcs[1])], model_dir=model_dir),
+    lambda fcs, model_dir: est.dnn_linear_combined_classifier(
+        linear_feature_columns=fcs[1:], dnn_feature_columns=fcs[:1], dnn_hidden_units=[4],
+        model_dir=model_dir),
+], ids=["linear", "dnn", "dnn_linear_combined"])
+def test_the_first_train_names_a_feature_column_whose_input_is_not_a_feature(
+        make, frame, tmp_path):
+    fcs = est.feature_columns(
+        est.column_numeric("x"),
+        est.column_categorical_with_vocabulary_list("color", ["blue", "red"]))
+    model = make(fcs, str(tmp_path))
+    with pytest.raises(ValueError, match="^Feature column 'color(_indicator)?' needs the input column "
+                                         "'color', which is not one of the input's features: "
+                                         "x, n.$"):
+        model.train(est.input_fn(frame, ["x", "n"], "answer"), steps=1)
+    with pytest.raises(ValueError, match="'color', which is the input's response, not one of "
+                                         "its features; its features are: x.$"):
+        model.train(est.input_fn(frame, ["x"], "color"), steps=1)
+    assert not os.path.exists(os.path.join(str(tmp_path), "pyhooks_schema.json"))
+    model.train(est.input_fn(frame, ["x", "color"], "answer"), steps=1, hooks=[quiet_bar()])
+    assert model.evaluate(est.input_fn(frame, ["x", "color"], "answer"))["global_step"] == 1
+
+
 def test_integers_where_floats_were_recorded_are_read_as_floats(tmp_path):
     data = {"x": np.arange(20, dtype=np.float64), "y": np.arange(20) * 2.0}
     model = est.linear_regressor(est.feature_columns(est.column_numeric("x")),

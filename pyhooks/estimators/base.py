@@ -164,7 +164,18 @@ class Estimator:
             return self._schema, False
         if mode != TRAIN:
             return None, False
+        self._check_inputs_given(input_fn)
         return Schema.record(input_fn, self._read_features(input_fn)), True
+
+    def _check_inputs_given(self, input_fn):
+        """A ValueError naming the feature column whose input column is not a feature of
+        ``input_fn``."""
+        for (key, _), users in self._raw_users.items():
+            if key not in input_fn.columns or key not in input_fn.features:
+                why = ("the input's response, not one of its features; its features are"
+                       if key in input_fn.response else "not one of the input's features")
+                raise ValueError(f"Feature column {users[0].name!r} needs the input column "
+                                 f"{key!r}, which is {why}: {', '.join(input_fn.features)}.")
 
     def _feeds(self, input_fn, mode):
         """The numpy arrays this estimator feeds for ``input_fn``, and the schema it follows.
@@ -206,13 +217,8 @@ class Estimator:
         """The feeds of ``input_fn`` for the feature columns (see ``_feeds``)."""
         columns = input_fn.columns
         feeds = {}
+        self._check_inputs_given(input_fn)
         for (key, kind), users in self._raw_users.items():
-            if key not in columns or key not in input_fn.features:
-                raise ValueError(
-                    f"Feature column {users[0].name!r} needs the input column {key!r}, which is "
-                    + ("the input's response, not one of its features" if key in columns
-                       else "not in the input") + f"; its features are: "
-                    f"{', '.join(input_fn.features)}.")
             values = convert(key, columns[key], kind, users[0])
             per_example = int(np.prod(values.shape[1:]))
             for column in users:

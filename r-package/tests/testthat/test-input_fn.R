@@ -59,6 +59,16 @@ test_that("a level never seen in training names the column, the level and the ro
                "\"gear\" holds \"6\" at row 2")
 })
 
+test_that("the first train() names a feature column whose input is not among the features", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(feature_columns(column_numeric("drat", "cyl")))
+  expect_error(train(model, input_fn(mtcars, features = drat, response = mpg), steps = 1),
+               "Feature column \"cyl\" needs the input column \"cyl\", which is not one of the input's features: drat.",
+               fixed = TRUE)
+  expect_error(train(model, input_fn(mtcars, features = c(drat, mpg), response = cyl), steps = 1),
+               "which is the input's response, not one of its features")
+})
+
 test_that("a changed kind or a missing column is named; extra columns are ignored", {
   skip_if_no_pyhooks()
   model <- contract_model()

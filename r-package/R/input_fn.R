@@ -122,19 +122,24 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
 }
 
 #' @rdname input_fn
-#' @param epochs The same as `num_epochs` (tfestimators' name), or `NULL`.
+#' @param epochs The same as `num_epochs` (tfestimators' name): passes over the
+#'   data, or `NULL` to repeat it forever. Give one of the two.
 #' @export
 input_fn.data.frame <- function(data, features, response = NULL, batch_size = 128L,
                                 shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
-                                num_threads = 1L, seed = NULL, ..., epochs = NULL) {
+                                num_threads = 1L, seed = NULL, ..., epochs) {
   rlang::check_required(features)
   check_unique_names(data, rlang::current_env())
   resolved <- resolve_input_columns(data, rlang::enquo(features), rlang::enquo(response),
                                     rlang::current_env())
-  if (!is.null(epochs)) { # tfestimators' name: errors name it
+  if (!missing(epochs)) { # tfestimators' name: errors name it
+    if (!missing(num_epochs)) {
+      cli::cli_abort("Give {.arg num_epochs} or {.arg epochs} (the same), not both.",
+                     class = "pyhooks_error_argument")
+    }
     num_epochs <- as_py_int(epochs)
-    if (!is.numeric(num_epochs) || length(num_epochs) != 1L || !is.finite(num_epochs) ||
-        num_epochs < 1) {
+    if (!is.null(epochs) && (!is.numeric(num_epochs) || length(num_epochs) != 1L ||
+                             !is.finite(num_epochs) || num_epochs < 1)) {
       shown <- if (is.numeric(epochs) && length(epochs) == 1L) format(epochs) else
         cli::format_inline("{.obj_type_friendly {epochs}}")
       cli::cli_abort("{.arg epochs} must be a positive whole number or {.code NULL}, not {shown}.",

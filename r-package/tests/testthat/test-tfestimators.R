@@ -40,6 +40,16 @@ test_that("input_fn() takes formulas, bare names, tidyselect, object= and epochs
   names_held <- c("drat", "cyl")
   same(input_fn(mtcars, features = names_held, response = "mpg"), names_held, "mpg")
   expect_identical(input_fn(mtcars, mpg ~ drat, epochs = 3)$num_epochs, 3L)
+  # epochs = NULL is num_epochs = NULL: the data repeats for as long as training asks
+  expect_null(input_fn(mtcars, mpg ~ drat, epochs = NULL)$num_epochs)
+  model <- linear_regressor(feature_columns(column_numeric("drat")))
+  history <- quiet_train(model, input_fn(mtcars, mpg ~ drat, batch_size = 8, epochs = NULL),
+                         steps = 10)
+  expect_identical(max(as.data.frame(history)$steps), 10L) # 4 batches an epoch
+  expect_identical(input_fn(mtcars, mpg ~ drat)$num_epochs, 1L)
+  expect_error(input_fn(mtcars, mpg ~ drat, num_epochs = 2, epochs = 2),
+               "Give `num_epochs` or `epochs` (the same), not both.", fixed = TRUE,
+               class = "pyhooks_error_argument")
   # the input_fn generator of tfestimators' docs
   mtcars_input_fn <- function(data, ...) {
     input_fn(data, features = c("drat", "cyl"), response = "mpg", ...)

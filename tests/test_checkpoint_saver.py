@@ -50,7 +50,8 @@ class Recorder(CheckpointSaverListener):
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"save_steps": 1, "saver": object(), "scaffold": object()}, ValueError,
      "You cannot provide both saver and scaffold."),
-    ({}, ValueError, "Either every_secs or every_steps should be provided."),
+    ({}, ValueError, "Either every_secs or every_steps should be provided. Give one of "
+                     "`save_secs` and `save_steps`."),
     ({"save_steps": 1, "save_secs": 1}, ValueError, "Can not provide both every_secs and every_steps."),
     ({"save_steps": 0}, ValueError, "`save_steps` must be positive, got 0."),
     ({"save_steps": 1.5}, ValueError, "`save_steps` must be a whole number, got 1.5."),

@@ -28,7 +28,8 @@ def graph_with_summary():
     ({"save_steps": 1, "summary_op": 1}, ValueError,
      "SummarySaverHook needs `output_dir` or `summary_writer` to write to, got output_dir=None"),
     ({"output_dir": "d", "summary_op": 1}, ValueError,
-     "Either every_secs or every_steps should be provided."),
+     "Either every_secs or every_steps should be provided. Give one of `save_secs` and "
+     "`save_steps`."),
     ({"save_steps": -2, "output_dir": "d", "summary_op": 1}, ValueError,
      "`save_steps` must be positive, got -2."),
     ({"save_steps": 0.5, "output_dir": "d", "summary_op": 1}, ValueError,

@@ -47,16 +47,21 @@ def check_has(name, value, methods, what):
     return value
 
 
-def check_exclusive(**given):
-    """``ValueError`` naming both arguments when two exclusive ones are given.
+def check_exclusive(required=False, **given):
+    """``ValueError`` naming both arguments when two exclusive ones are given, or
+    (``required``) neither.
 
-    The message starts with TensorFlow's words for a timer given both periods.
+    The messages start with TensorFlow's words for a timer given both periods, or neither.
     """
     names = [name for name, value in given.items() if value is not None]
     if len(names) > 1:
         raise ValueError("Can not provide both every_secs and every_steps. Give at most one of "
                          f"`{names[0]}` and `{names[1]}`, got "
                          + " and ".join(f"{n}={given[n]!r}" for n in names) + ".")
+    if required and not names:
+        first, second = given
+        raise ValueError("Either every_secs or every_steps should be provided. Give one of "
+                         f"`{first}` and `{second}`.")
 
 
 def named_element(name, graph):

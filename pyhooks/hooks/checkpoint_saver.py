@@ -92,7 +92,7 @@ class CheckpointSaverHook(StepsPerRun, SessionRunHook):
         check_has("saver", saver, ["save"], "a tf.compat.v1.train.Saver, a tf.train.Checkpoint "
                                             "or a tf.train.CheckpointManager")
         check_has("scaffold", scaffold, ["saver"], "a tf.compat.v1.train.Scaffold")
-        check_exclusive(save_secs=save_secs, save_steps=save_steps)
+        check_exclusive(required=True, save_secs=save_secs, save_steps=save_steps)
         self._timer = SecondOrStepTimer(
             every_secs=check_positive("save_secs", save_secs, integer=False),
             every_steps=check_positive("save_steps", save_steps, integer=True))

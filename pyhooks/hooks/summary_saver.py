@@ -60,7 +60,7 @@ class SummarySaverHook(StepsPerRun, SessionRunHook):
         if summary_writer is None and not output_dir:
             raise ValueError("SummarySaverHook needs `output_dir` or `summary_writer` to write "
                              f"to, got output_dir={output_dir!r} and summary_writer=None.")
-        check_exclusive(save_secs=save_secs, save_steps=save_steps)
+        check_exclusive(required=True, save_secs=save_secs, save_steps=save_steps)
         self._timer = SecondOrStepTimer(
             every_secs=check_positive("save_secs", save_secs, integer=False),
             every_steps=check_positive("save_steps", save_steps, integer=True))

@@ -20,6 +20,10 @@ test_that("hook_checkpoint_saver() argument errors are clear", {
   expect_error(hook_checkpoint_saver(tempfile(), save_steps = 1.5), "`save_steps` must be a whole number, not 1.5")
   expect_error(hook_checkpoint_saver(tempfile(), save_steps = 1, save_secs = 1), class = "pyhooks_python_error")
   expect_error(hook_checkpoint_saver(tempfile(), save_steps = -2), "save_steps")
+  expect_error(hook_checkpoint_saver(tempfile()), "Give one of `save_secs` and `save_steps`.",
+               fixed = TRUE, class = "pyhooks_python_error")
+  expect_error(hook_summary_saver(output_dir = tempfile(), summary_op = "s"),
+               "Give one of `save_secs` and `save_steps`.", fixed = TRUE)
 })
 
 test_that("hook_global_step_waiter() lets training start, or times out", {

@@ -534,7 +534,8 @@ class Estimator:
             predict_keys: a key or list of keys to keep (default: all). Regressors:
                 ``predictions``. Classifiers: ``logits``, ``logistic`` (binary only),
                 ``probabilities``, ``class_ids``, ``classes`` (the response's labels: a
-                factor's levels, ``label_vocabulary``, else ``"0"``, ``"1"``...).
+                factor's levels, ``label_vocabulary``, else ``"0"``, ``"1"``...; a bool
+                response is class 0 for False and 1 for True).
             checkpoint_path: predict with this checkpoint instead of the latest one.
             as_dict: False (default): a list with one ``{key: numpy array}`` per example,
                 as ``tf.estimator``'s ``predict`` yields; True: one dict of arrays whose

@@ -169,3 +169,19 @@ test_that("column names beyond ASCII train, evaluate and predict", {
   expect_error(linear_regressor(feature_columns = feature_columns(
     column_numeric("a b"), column_numeric("a_b"))), "would share the variable names")
 })
+
+test_that("a logical response is class 0 for FALSE and 1 for TRUE", {
+  skip_if_no_pyhooks()
+  data <- mtcars
+  data$manual <- data$am == 1 # the feature am (0/1) tells it exactly
+  model <- linear_classifier(feature_columns(column_numeric("am")))
+  quiet_train(model, input_fn(data, manual ~ am, batch_size = 8, num_epochs = NULL), steps = 200)
+  predicted <- predict(model, input_fn(data, features = am))
+  expect_identical(predicted$class_ids, as.integer(data$manual)) # TRUE is class 1
+  expect_identical(predicted$classes, as.character(predicted$class_ids))
+  expect_identical(evaluate(model, input_fn(data, manual ~ am))$accuracy, 1)
+  # a later input must be logical too: 0/1 numbers are another kind of data
+  data$manual <- data$am
+  expect_error(evaluate(model, input_fn(data, manual ~ am)),
+               "holds numeric values; the model was trained on logical values")
+})

@@ -19,8 +19,8 @@
 #' * `labels`: the response tensor (a factor response holds its level
 #'   numbers minus one), or `NULL` without a response.
 #' * `mode`: `"train"`, `"eval"` or `"infer"` (see [mode_keys()]).
-#' * `params`: `params` as given here (an R list); `config`: the
-#'   [run_config()].
+#' * `params`: `params` as given here (an R list; `list()` when `NULL`, as
+#'   TensorFlow gives `{}`); `config`: the [run_config()].
 #'
 #' It returns an [estimator_spec()]. Training needs `loss` and a `train_op`
 #' that increments the global step
@@ -73,7 +73,7 @@ estimator <- function(model_fn, model_dir = NULL, config = NULL, params = NULL) 
       labels = reticulate::py_to_r(labels),
       mode = reticulate::py_to_r(mode)
     )
-    if (takes("params")) args$params <- r_params
+    if (takes("params")) args["params"] <- list(r_params) # NULL: list(), as TensorFlow's {}
     if (takes("config")) args$config <- config
     mode <- args$mode
     tryCatch(do.call(model_fn, args), error = function(e) {
@@ -85,7 +85,7 @@ estimator <- function(model_fn, model_dir = NULL, config = NULL, params = NULL) 
       )))
     })
   }
-  r_params <- params
+  r_params <- if (is.null(params)) list() else params
   py_pyhooks() # pyhooks' Python, before reticulate converts the function
   new_estimator(py_construct("estimator", list(
     model_fn = reticulate::r_to_py(wrapper, convert = FALSE),

@@ -82,6 +82,25 @@ test_that("input_layer() gives the dense input of feature columns", {
   expect_error(input_layer(list(), feature_columns(column_numeric("x"))), "features")
 })
 
+test_that("a model_fn taking params gets list() when the estimator has none", {
+  skip_if_no_pyhooks()
+  seen <- list()
+  model_fn <- function(features, labels, mode, params) {
+    seen[[mode]] <<- params
+    rate <- if (is.null(params$learning_rate)) 0.01 else params$learning_rate
+    predictions <- tf$reshape(tf$layers$dense(features, 1L), list(-1L))
+    loss <- tf$losses$mean_squared_error(labels, predictions)
+    train_op <- tf$train$GradientDescentOptimizer(rate)$minimize(
+      loss, global_step = tf$train$get_global_step())
+    estimator_spec(mode, predictions = predictions, loss = loss, train_op = train_op)
+  }
+  quiet_train(estimator(model_fn), input_fn(mtcars, mpg ~ drat, batch_size = 8), steps = 1)
+  expect_identical(seen$train, list())
+  quiet_train(estimator(model_fn, params = list(learning_rate = 0.1)),
+              input_fn(mtcars, mpg ~ drat, batch_size = 8), steps = 1)
+  expect_identical(seen$train, list(learning_rate = 0.1))
+})
+
 test_that("a classifier model_fn branching on mode, as tfestimators' iris example", {
   skip_if_no_pyhooks()
   model_fn <- function(features, labels, mode, params, config) {

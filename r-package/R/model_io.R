@@ -161,9 +161,11 @@ train_and_evaluate <- function(object, train_spec, eval_spec, ...) {
 train_spec <- function(input_fn, max_steps = NULL, hooks = NULL) {
   rlang::check_required(input_fn)
   check_input_fn(input_fn)
-  structure(list(input_fn = input_fn, max_steps = as_py_int(max_steps),
-                 hooks = as_hook_list(hooks)),
-            class = "pyhooks_train_spec")
+  spec <- structure(list(input_fn = input_fn, max_steps = as_py_int(max_steps),
+                         hooks = as_hook_list(hooks)),
+                    class = "pyhooks_train_spec")
+  py_construct("train_spec", spec[names(spec) != "hooks"]) # checked now, by the Python spec
+  spec
 }
 
 #' @rdname train_and_evaluate
@@ -176,8 +178,7 @@ eval_spec <- function(input_fn, steps = 100L, name = NULL, hooks = NULL,
                          hooks = as_hook_list(hooks), start_delay_secs = start_delay_secs,
                          throttle_secs = throttle_secs),
                     class = "pyhooks_eval_spec")
-  # checked now, by the Python spec, as train_spec()'s arguments are at training
-  py_construct("eval_spec", spec[names(spec) != "hooks"])
+  py_construct("eval_spec", spec[names(spec) != "hooks"]) # checked now, by the Python spec
   spec
 }
 

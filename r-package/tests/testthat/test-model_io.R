@@ -111,6 +111,9 @@ test_that("train_and_evaluate() and its specs refuse bad arguments", {
   model <- linear_regressor(mtcars_columns())
   expect_error(train_and_evaluate(model, list(), eval_spec(mtcars_input())), "train_spec")
   expect_error(train_spec(mtcars), "must be made by")
+  # checked when the spec is made, not once training has begun
+  expect_error(train_spec(mtcars_input(), max_steps = -1), "`max_steps` must be positive, got -1.",
+               fixed = TRUE)
   expect_error(eval_spec(mtcars_input(), throttle_secs = -1), "throttle_secs")
   expect_error(eval_spec(mtcars_input(), start_delay_secs = NA), "start_delay_secs")
   expect_error(run_config(save_checkpoints_steps = 2, save_checkpoints_secs = 60),

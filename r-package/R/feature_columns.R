@@ -3,9 +3,13 @@
 # of columns (one per name), as tfestimators did.
 
 columns_for <- function(keys, make, call) {
+  given <- vapply(keys, rlang::as_label, "")
   keys <- unlist(lapply(keys, column_keys, call = call), use.names = FALSE)
   if (!length(keys)) {
-    cli::cli_abort("At least one column name must be given in {.arg ...}.",
+    selected <- if (length(given)) {
+      c(x = "{.code {given}} gave no column names.")
+    }
+    cli::cli_abort(c("At least one column name must be given in {.arg ...}.", selected),
                    class = "pyhooks_error_argument", call = call)
   }
   if (length(keys) == 1L) return(make(keys))

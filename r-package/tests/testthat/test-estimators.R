@@ -83,6 +83,8 @@ test_that("the column functions build feature columns", {
 test_that("column errors are clear", {
   skip_if_no_pyhooks()
   expect_error(column_numeric(), "At least one column name")
+  expect_error(feature_columns(column_numeric(starts_with("zz")), names = names(mtcars)),
+               '`starts_with("zz")` gave no column names.', fixed = TRUE)
   expect_error(column_numeric(3), "`key` must be a non-empty string")
   expect_error(column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 4)), "duplicates")
   expect_error(column_categorical_with_vocabulary_list("cyl"), "`vocabulary_list` is absent")

@@ -167,9 +167,9 @@ def check_agreement_every(every, allow_none=False):
     else a ValueError naming ``agree_every_n_steps``."""
     from pyhooks.timer import check_positive
 
-    if every == "auto":
-        return every
     if isinstance(every, str):
+        if every == "auto":
+            return every
         raise ValueError("`agree_every_n_steps` must be a positive whole number, 'auto'"
                          f"{' or None' if allow_none else ''}, got {every!r}.")
     return check_positive("agree_every_n_steps", every, integer=True, allow_none=allow_none)

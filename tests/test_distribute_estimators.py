@@ -162,7 +162,9 @@ def test_run_config_takes_how_often_the_workers_agree_and_refuses_other_values()
     assert run_config(agree_every_n_steps=10).agree_every_n_steps == 10
     assert run_config(agree_every_n_steps=None).agree_every_n_steps is None
     assert "agree_every_n_steps=10" in repr(run_config(agree_every_n_steps=10))
-    for bad in ("sometimes", 0, -1, 2.5, True):
+    import pandas as pd
+
+    for bad in ("sometimes", 0, -1, 2.5, True, pd.DataFrame({"a": [1]}), np.array([5, 6])):
         with pytest.raises((TypeError, ValueError), match="`agree_every_n_steps`"):
             run_config(agree_every_n_steps=bad)
 

@@ -125,7 +125,7 @@ ARGS = {
     "chief_only_hooks": "hooks", "label_key": "name", "label_dtype": "choice",
     "label_default": "number", "steps_per_execution": "count", "state_dict": "fn",
     "load_state_dict": "fn", "state_key": "name", "column_types": "obj", "na": "names",
-    "example_spec": "obj", "guess_rows": "count",
+    "example_spec": "obj", "guess_rows": "count", "agree_every_n_steps": "count",
 }
 # Values that are valid for one argument although bad for its kind.
 VALID = {
@@ -142,7 +142,7 @@ VALID = {
     "credentials": {"str"},  # a path
     "credentials_py": {"list"},
     "feed_dict": {"list"}, "final_ops_feed_dict": {"list"},
-    "num_epochs": {"NULL"}, "queue_capacity": {"NULL"},
+    "num_epochs": {"NULL"}, "epochs": {"NULL"}, "queue_capacity": {"NULL"},  # NULL: forever
     "FinalOpsHook.final_ops": {"NULL"}, "hook_final_ops.final_ops": {"NULL"},  # nothing to run
     "feature_columns.names": {"list"},              # R: a named list is data with names
     "writer": {"fn"},                               # ProgressBarHook: a callable taking the text
@@ -150,6 +150,7 @@ VALID = {
     "save_summary_steps": {"NULL", "zero"}, "log_step_count_steps": {"NULL", "zero"},  # off
     "save_checkpoints_steps": {"NULL"}, "save_checkpoints_secs": {"NULL"},  # at the end only
     "column_numeric.dtype": {"NULL"},               # the default, float32
+    "agree_every_n_steps": {"NULL"},                # no agreement between workers
     "features_r": {"one"}, "response_r": {"one"},   # R: a column position
     "hidden_units_r": {"list"}, "dnn_hidden_units_r": {"list"}, "boundaries_r": {"list"},  # R lists
     "linear_feature_columns": {"len0"}, "dnn_feature_columns": {"len0"},  # none: the other part

@@ -1,5 +1,7 @@
 """export_savedmodel(), checkpoint_path and train_and_evaluate(), through real TensorFlow."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -88,6 +90,22 @@ def test_checkpoint_path_and_train_and_evaluate(data, tmp_path):
         model.predict(inp, checkpoint_path=str(tmp_path / "nothing"))
     with pytest.raises(TypeError, match="train_spec"):
         train_and_evaluate(model, {}, eval_spec(inp))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda inp: train_spec(data_frame_like()), "`input_fn` must be made by input_fn()"),
+    (lambda inp: eval_spec(None), "`input_fn` must be made by input_fn(), got None"),
+    (lambda inp: eval_spec(inp, name=""), "`name` must be a non-empty string or None, got ''"),
+    (lambda inp: train_spec(inp, max_steps=0), "`max_steps` must be positive, got 0"),
+])
+def test_the_specs_refuse_bad_arguments_when_made(data, make, message):
+    """Before train_and_evaluate() has trained anything."""
+    with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+        make(input_fn(data, ["drat"], "mpg"))
+
+
+def data_frame_like():
+    return {"drat": [3.9], "mpg": [21.0]}  # the data itself, not an input_fn() of it
 
 
 def evaluated_steps(data, tmp_path, **delays):

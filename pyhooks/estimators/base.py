@@ -27,7 +27,7 @@ from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
 from pyhooks.estimators.file_pipeline import FilePlan, file_plan, label_plan
 from pyhooks.estimators.files import FileInput
 from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
-from pyhooks.estimators.inputs import InputFn
+from pyhooks.estimators.inputs import check_input_fn
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
 from pyhooks.estimators.own_hooks import StopAfterNRuns, default_hooks
 from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, reads_held, signature_of
@@ -183,9 +183,7 @@ class Estimator:
         Checked against the data contract and converted once per input and
         contract, then cached.
         """
-        if not isinstance(input_fn, InputFn):
-            raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
-                            f"({type(input_fn).__name__}).")
+        check_input_fn(input_fn)
         schema, new = self._contract(input_fn, mode)
         labelled = mode != PREDICT
         if labelled and not input_fn.response:

@@ -18,7 +18,8 @@ import numpy as np
 from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
 
-__all__ = ["Factor", "InputFn", "RColumn", "as_column", "column_from_r", "input_fn", "row_label"]
+__all__ = ["Factor", "InputFn", "RColumn", "as_column", "check_input_fn", "column_from_r",
+           "input_fn", "row_label"]
 
 
 class Factor(NamedTuple):
@@ -304,6 +305,14 @@ class InputFn:
         return (f"<input_fn: {self.n} rows, features={self.features}, response={response!r}, "
                 f"batch_size={self.batch_size}, shuffle={self.shuffle!r}, "
                 f"num_epochs={self.num_epochs}>")
+
+
+def check_input_fn(input_fn):
+    """``input_fn``, or a TypeError unless :func:`input_fn` made it."""
+    if not isinstance(input_fn, InputFn):
+        raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
+                        f"({type(input_fn).__name__}).")
+    return input_fn
 
 
 def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_epochs=1,

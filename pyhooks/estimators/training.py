@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import time
 
+from pyhooks.estimators.inputs import check_input_fn
 from pyhooks.hook import check_hooks
 from pyhooks.hooks._history import History
 from pyhooks.timer import check_positive
@@ -28,7 +29,7 @@ class TrainSpec:
     """The training half of :func:`train_and_evaluate`."""
 
     def __init__(self, input_fn, max_steps=None, hooks=None):
-        self.input_fn = input_fn
+        self.input_fn = check_input_fn(input_fn)
         self.max_steps = check_positive("max_steps", max_steps, integer=True)
         self.hooks = check_hooks(hooks)
 
@@ -41,10 +42,10 @@ class EvalSpec:
 
     def __init__(self, input_fn, steps=100, name=None, hooks=None, start_delay_secs=120,
                  throttle_secs=600):
-        self.input_fn = input_fn
+        self.input_fn = check_input_fn(input_fn)
         self.steps = check_positive("steps", steps, integer=True)
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"`name` must be a string or None, got {name!r}.")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"`name` must be a non-empty string or None, got {name!r}.")
         self.name = name
         self.hooks = check_hooks(hooks)
         self.start_delay_secs = check_positive("start_delay_secs", start_delay_secs,

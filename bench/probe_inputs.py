@@ -126,6 +126,7 @@ ARGS = {
     "label_default": "number", "steps_per_execution": "count", "state_dict": "fn",
     "load_state_dict": "fn", "state_key": "name", "column_types": "obj", "na": "names",
     "example_spec": "obj", "guess_rows": "count", "agree_every_n_steps": "count",
+    "start_delay_secs": "secs0", "throttle_secs": "secs0",
 }
 # Values that are valid for one argument although bad for its kind.
 VALID = {
@@ -151,6 +152,7 @@ VALID = {
     "save_checkpoints_steps": {"NULL"}, "save_checkpoints_secs": {"NULL"},  # at the end only
     "column_numeric.dtype": {"NULL"},               # the default, float32
     "agree_every_n_steps": {"NULL"},                # no agreement between workers
+    "eval_spec.steps": {"NULL"},                    # until the input ends
     "features_r": {"one"}, "response_r": {"one"},   # R: a column position
     "hidden_units_r": {"list"}, "dnn_hidden_units_r": {"list"}, "boundaries_r": {"list"},  # R lists
     "linear_feature_columns": {"len0"}, "dnn_feature_columns": {"len0"},  # none: the other part
@@ -254,6 +256,12 @@ FUNCTIONS = [
      "list(EST, input_fn = INP, steps = 1)"),
     ("predict", "predict", None, None, "dict(object=EST, input_fn=INP)",
      "list(EST, input_fn = INP)"),
+    ("train_spec", "train_spec", "train_and_evaluate(EST, made, eval_spec(INP, throttle_secs=0))",
+     "train_and_evaluate(EST, made, eval_spec(INP, throttle_secs = 0))", "dict(input_fn=INP)",
+     "list(INP)"),
+    ("eval_spec", "eval_spec", "train_and_evaluate(EST, train_spec(INP), made)",
+     "train_and_evaluate(EST, train_spec(INP), made)", "dict(input_fn=INP, throttle_secs=0)",
+     "list(INP, throttle_secs = 0)"),
     ("classifier_parse_example_spec", "classifier_parse_example_spec", PARSE_PY, PARSE_R,
      "dict(feature_columns=[NUM], label_key='b')", "list(NUM, label_key = 'b')"),
     ("regressor_parse_example_spec", "regressor_parse_example_spec", PARSE_PY, PARSE_R,

@@ -11,7 +11,7 @@
 #'
 #' @param x A hook (from the `hook_*()` functions or [session_run_hook()]),
 #'   an estimator (e.g. from [linear_regressor()]), a feature column or a
-#'   list of them (from [feature_columns()]).
+#'   list of them (from [feature_columns()]), or an [input_fn()].
 #' @param ... Ignored.
 #' @returns `format()`: a character string; `print()`: `x`, invisibly.
 #' @name pyhooks_print
@@ -59,6 +59,38 @@ format.pyhooks.estimators.feature_columns.FeatureColumn <- function(x, ...) {
 #' @method print pyhooks.estimators.feature_columns.FeatureColumn
 #' @export
 print.pyhooks.estimators.feature_columns.FeatureColumn <- function(x, ...) {
+  cat(format(x, ...), "\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname pyhooks_print
+#' @method format pyhooks.estimators.inputs.InputFn
+#' @export
+format.pyhooks.estimators.inputs.InputFn <- function(x, ...) {
+  get <- function(name) reticulate::py_to_r(reticulate::py_get_attr(x, name))
+  files <- if (inherits(x, "pyhooks.estimators.files.FileInput")) unlist(get("files"))
+  data <- if (is.null(files)) {
+    sprintf("%d rows", get("n"))
+  } else {
+    more <- length(files) - 1L
+    sprintf("%s file%s \"%s\"%s", get("file_format"), if (more) "s" else "",
+            files[[1L]], if (more) sprintf(" and %d more", more) else "")
+  }
+  response <- unlist(get("response"))
+  settings <- list(features = unlist(get("features")),
+                   response = if (length(response)) response,
+                   batch_size = get("batch_size"), shuffle = get("shuffle"))
+  shown <- vapply(Filter(Negate(is.null), settings), format_setting, character(1))
+  epochs <- get("num_epochs")
+  sprintf("<input_fn: %s, %s, num_epochs = %s>", data,
+          paste(names(shown), "=", shown, collapse = ", "),
+          if (is.null(epochs)) "NULL (forever)" else format_setting(epochs))
+}
+
+#' @rdname pyhooks_print
+#' @method print pyhooks.estimators.inputs.InputFn
+#' @export
+print.pyhooks.estimators.inputs.InputFn <- function(x, ...) {
   cat(format(x, ...), "\n", sep = "")
   invisible(x)
 }

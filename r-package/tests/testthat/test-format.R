@@ -86,3 +86,16 @@ test_that("str(), summary() and format() of a history", {
                    c("<pyhooks_history: no rows>", "Stopped: steps reached at step 4"))
   expect_identical(attr(history[2, ], "run"), 1L)
 })
+
+test_that("an input prints in R's spelling", {
+  skip_if_no_pyhooks()
+  expect_output(print(input_fn(mtcars, features = c(drat, cyl), response = mpg, batch_size = 8)),
+                '^<input_fn: 32 rows, features = c\\("drat", "cyl"\\), response = "mpg", batch_size = 8, shuffle = "auto", num_epochs = 1>$')
+  expect_identical(format(input_fn(mtcars, features = "drat", num_epochs = NULL)),
+                   '<input_fn: 32 rows, features = "drat", batch_size = 128, shuffle = "auto", num_epochs = NULL (forever)>')
+  path <- tempfile(fileext = ".csv")
+  write.csv(mtcars, path, row.names = FALSE)
+  expect_identical(format(input_fn(path, features = "drat", response = "mpg", shuffle = FALSE)),
+                   sprintf('<input_fn: csv file "%s", features = "drat", response = "mpg", batch_size = 128, shuffle = FALSE, num_epochs = 1>',
+                           normalizePath(path)))
+})

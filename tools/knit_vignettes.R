@@ -42,8 +42,8 @@ expectations <- list(
                   "worker 0 stopped after step 50, checkpoint: [^ ]*/model.ckpt-50\n",
                   "worker 1 stopped after step 50, checkpoint: None\n"),
   coming_from_tfestimators = c(
-    "features=\\['drat', 'cyl'\\], response='mpg'",
-    "features=\\['Petal.Length', 'Petal.Width'\\], response='Species'",
+    "features = c\\(\"drat\", \"cyl\"\\), response = \"mpg\"",
+    "features = c\\(\"Petal.Length\", \"Petal.Width\"\\), response = \"Species\"",
     "Training 4/4 \\[=+\\]",
     "mean_losses +total_losses +steps",
     "loss +rmse +global_step",

@@ -2,13 +2,11 @@
 # Functions taking `...` accept several column names and then return a list
 # of columns (one per name), as tfestimators did.
 
-columns_for <- function(keys, make, call) {
-  given <- vapply(keys, rlang::as_label, "")
-  keys <- unlist(lapply(keys, column_keys, call = call), use.names = FALSE)
+columns_for <- function(quos, make, call) {
+  keys <- unlist(lapply(quos, column_keys, call = call), use.names = FALSE)
   if (!length(keys)) {
-    selected <- if (length(given)) {
-      c(x = "{.code {given}} gave no column names.")
-    }
+    given <- vapply(quos, rlang::as_label, "")
+    selected <- if (length(given)) c(x = "{.code {given}} gave no column names.")
     cli::cli_abort(c("At least one column name must be given in {.arg ...}.", selected),
                    class = "pyhooks_error_argument", call = call)
   }

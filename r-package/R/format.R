@@ -67,7 +67,7 @@ print.pyhooks.estimators.feature_columns.FeatureColumn <- function(x, ...) {
 #' @method format pyhooks.estimators.inputs.InputFn
 #' @export
 format.pyhooks.estimators.inputs.InputFn <- function(x, ...) {
-  get <- function(name) reticulate::py_to_r(reticulate::py_get_attr(x, name))
+  get <- function(name) py_field(x, name)
   files <- if (inherits(x, "pyhooks.estimators.files.FileInput")) unlist(get("files"))
   data <- if (is.null(files)) {
     sprintf("%d rows", get("n"))
@@ -156,9 +156,8 @@ summary.pyhooks_estimator <- function(object, ...) {
   settings <- c("tf_random_seed", "save_summary_steps", "log_step_count_steps",
                 "save_checkpoints_steps", "save_checkpoints_secs", "keep_checkpoint_max")
   facts$config <- if (!is.null(config)) {
-    Filter(Negate(is.null), stats::setNames(lapply(settings, function(name) {
-      tryCatch(reticulate::py_to_r(reticulate::py_get_attr(config, name)), error = function(e) NULL)
-    }), settings))
+    Filter(Negate(is.null), stats::setNames(lapply(settings, py_field, object = config),
+                                            settings))
   }
   structure(facts, class = "summary.pyhooks_estimator")
 }
@@ -189,20 +188,17 @@ print.summary.pyhooks_estimator <- function(x, ...) {
 # columns' names (NULL for a custom estimator), model_dir, latest checkpoint (NULL before
 # training) and the global step it was saved at (NA before training).
 estimator_facts <- function(x) {
-  get <- function(object, name) {
-    tryCatch(reticulate::py_to_r(reticulate::py_get_attr(object, name)), error = function(e) NULL)
-  }
   columns <- tryCatch({
     model <- reticulate::py_get_attr(x, "_model")
-    vapply(get(model, "columns"), function(column) get(column, "name"), character(1))
+    vapply(py_field(model, "columns"), function(column) py_field(column, "name"), character(1))
   }, error = function(e) NULL)
   if (!length(columns)) columns <- NULL # a custom estimator: its model_fn reads the features
   checkpoint <- tryCatch(x$latest_checkpoint(), error = function(e) NULL)
   step <- if (is.null(checkpoint)) NA_integer_ else {
     suppressWarnings(as.integer(sub("^.*-([0-9]+)$", "\\1", checkpoint)))
   }
-  list(estimator = get(x, "_name") %||% "estimator", feature_columns = columns,
-       model_dir = get(x, "model_dir") %||% NA_character_, checkpoint = checkpoint,
+  list(estimator = py_field(x, "_name") %||% "estimator", feature_columns = columns,
+       model_dir = py_field(x, "model_dir") %||% NA_character_, checkpoint = checkpoint,
        global_step = step)
 }
 
@@ -224,6 +220,11 @@ column_function_names <- list(
 )
 
 secret_settings <- "credentials"
+
+# Attribute `name` of a Python object as an R value, or NULL if it has none.
+py_field <- function(object, name) {
+  tryCatch(reticulate::py_to_r(reticulate::py_get_attr(object, name)), error = function(e) NULL)
+}
 
 # "<name: a = 1, b = "x">" from the non-NULL settings, in R's spelling.
 format_call <- function(name, args) {

@@ -262,7 +262,29 @@ def test_matrix_input_column_with_column_numeric_shape(tmp_path):
         linear_classifier(feature_columns(numeric("x"))).train(inp, steps=1)
 
 
-def test_a_subnormal_float_comes_out_as_in_a_plain_tensorflow_session(data, tmp_path):
+# What a hook's before_run returns, step by step (the runner builds a callable per fetch
+# structure): a dict by name, a list, one tensor, a tuple beside an op, and a structure that
+# changes between steps.
+FETCH_SHAPES = {
+    "dict of a name": lambda step, tensor: {"value": "subnormal:0"},
+    "list": lambda step, tensor: [tensor],
+    "one tensor": lambda step, tensor: tensor,
+    "tuple with an op": lambda step, tensor: (tensor.op, tensor),
+    "changing": lambda step, tensor: [tensor] if step % 2 else {"value": tensor},
+}
+
+
+def _first_value(results):
+    """The fetched value whatever structure held it."""
+    if isinstance(results, dict):
+        return results["value"]
+    if isinstance(results, (list, tuple)):
+        return results[-1]
+    return results
+
+
+@pytest.mark.parametrize("shape", sorted(FETCH_SHAPES))
+def test_a_subnormal_float_comes_out_as_in_a_plain_tensorflow_session(data, tmp_path, shape):
     """The estimator's steps run in the calling thread: a value below float32's normal
     range is flushed to zero there as TensorFlow's own threads flush it, seen by a hook's
     fetch in train(), in evaluate()'s metric and in predict()."""
@@ -296,20 +318,25 @@ def test_a_subnormal_float_comes_out_as_in_a_plain_tensorflow_session(data, tmp_
         expected = plain.run(product)
     seen = []
 
-    class Fetcher(pyhooks.SessionRunHook):  # a dict of one tensor, by its name
+    class Fetcher(pyhooks.SessionRunHook):
+        def begin(self):
+            self.tensor = v1.get_default_graph().get_tensor_by_name("subnormal:0")
+            self.step = 0
+
         def before_run(self, run_context):
-            return pyhooks.SessionRunArgs({"value": "subnormal:0"})
+            self.step += 1
+            return pyhooks.SessionRunArgs(FETCH_SHAPES[shape](self.step, self.tensor))
 
         def after_run(self, run_context, run_values):
-            seen.append(float(run_values.results["value"]))
+            seen.append(float(_first_value(run_values.results)))
 
     model = estimator(model_fn, model_dir=str(tmp_path))
     model.train(input_fn(data, ["drat", "wt"], "mpg", batch_size=8, num_epochs=None),
-                steps=3, hooks=[Fetcher()])
+                steps=4, hooks=[Fetcher()])
     predicted = model.predict(input_fn(data, ["drat", "wt"], "mpg", batch_size=8,
                                        shuffle=False), as_dict=True)["subnormal"]
     metric = model.evaluate(input_fn(data, ["drat", "wt"], "mpg", batch_size=8))["scaled"]
     assert expected == 0.0
     assert metric == expected
-    assert seen == [expected] * 3
+    assert seen == [expected] * 4
     assert np.all(predicted == expected)

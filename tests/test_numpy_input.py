@@ -6,6 +6,7 @@ import pytest
 import pyhooks
 from pyhooks.estimators import (
     column_numeric,
+    dnn_classifier,
     estimator,
     estimator_spec,
     feature_columns,
@@ -14,6 +15,7 @@ from pyhooks.estimators import (
     linear_regressor,
     load_mtcars,
     numpy_input_fn,
+    run_config,
 )
 
 tf = pytest.importorskip("tensorflow")
@@ -81,6 +83,98 @@ def test_numpy_input_fn_matrix_features_and_labels_for_a_model_fn():
     assert np.mean((out - targets) ** 2) < np.mean(targets ** 2) / 2
 
 
+@pytest.mark.parametrize("rows", [200, 3000])  # read through tf.data; held in the session
+def test_a_dict_y_reaches_the_model_fn_as_a_dict_of_its_own_dtypes(rows):
+    """As TensorFlow's numpy_input_fn: labels["kind"] int32 and labels["size"] float64 (a
+    matrix of both would make the class ids floats), each row's labels with its features."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(rows, 3)).astype(np.float32)
+    y = {"kind": (x[:, 0] > 0).astype(np.int32), "size": x.sum(1).astype(np.float64)}
+    seen = []
+
+    def model_fn(features, labels, mode):
+        seen.append(labels if labels is None else
+                    {key: tensor.dtype.name for key, tensor in labels.items()})
+        hidden = layers.dense(features["x"], 8, activation=tf.nn.relu)
+        logits, size = layers.dense(hidden, 2), tf.squeeze(layers.dense(hidden, 1), 1)
+        kind = tf.argmax(logits, 1, output_type=tf.int32)
+        if mode == "infer":
+            return estimator_spec(mode, predictions={"kind": kind, "size": size})
+        loss = (v1.losses.sparse_softmax_cross_entropy(labels["kind"], logits)
+                + v1.losses.mean_squared_error(tf.cast(labels["size"], tf.float32), size))
+        train_op = v1.train.AdamOptimizer(0.05).minimize(loss,
+                                                         global_step=v1.train.get_global_step())
+        return estimator_spec(mode, loss=loss, train_op=train_op, eval_metric_ops={
+            "accuracy": v1.metrics.accuracy(labels["kind"], kind),
+            "size_mse": v1.metrics.mean_squared_error(tf.cast(labels["size"], tf.float32),
+                                                      size)})
+
+    model = estimator(model_fn)
+    model.train(numpy_input_fn({"x": x}, y, batch_size=32, num_epochs=None, shuffle=True),
+                steps=150, hooks=[])
+    metrics = model.evaluate(numpy_input_fn({"x": x}, y, shuffle=False))
+    predicted = model.predict(numpy_input_fn({"x": x}, shuffle=False), as_dict=True)
+    assert seen == [{"kind": "int32", "size": "float64"}] * 2 + [None]
+    assert metrics["accuracy"] == pytest.approx(np.mean(predicted["kind"] == y["kind"]))
+    assert metrics["accuracy"] > 0.9
+    assert metrics["size_mse"] == pytest.approx(np.mean((predicted["size"] - y["size"]) ** 2),
+                                                rel=1e-4)
+
+
+def test_a_dict_y_of_one_key_is_still_a_dict():
+    x = np.arange(8, dtype=np.float32)
+    got = []
+
+    def model_fn(features, labels, mode):
+        got.append(sorted(labels))
+        out = layers.dense(features["x"][:, None], 1)[:, 0]
+        loss = v1.losses.mean_squared_error(labels["y"], out)
+        return estimator_spec(mode, loss=loss, train_op=v1.assign_add(
+            v1.train.get_global_step(), 1))
+
+    estimator(model_fn).train(numpy_input_fn({"x": x}, {"y": 2 * x}, shuffle=False), hooks=[])
+    assert got == [["y"]]
+
+
+def test_one_column_matrices_reach_a_model_fn_as_tensorflow_gave_them():
+    """x and y of shape [n, 1] are [batch, 1] tensors, so that mean_squared_error(labels,
+    dense(x, 1)) matches shapes as in TensorFlow 1 (a [batch] label would not)."""
+    x = np.linspace(0, 1, 64, dtype=np.float32)[:, None]
+    shapes = []
+
+    def model_fn(features, labels, mode):
+        shapes.append((features["x"].shape.as_list(), labels.shape.as_list()))
+        out = layers.dense(features["x"], 1)
+        loss = v1.losses.mean_squared_error(labels, out)
+        train_op = v1.train.GradientDescentOptimizer(0.5).minimize(
+            loss, global_step=v1.train.get_global_step())
+        return estimator_spec(mode, loss=loss, train_op=train_op)
+
+    model = estimator(model_fn)
+    model.train(numpy_input_fn({"x": x}, 3 * x + 1, batch_size=16, num_epochs=None,
+                               shuffle=True), steps=300, hooks=[])
+    assert shapes == [([None, 1], [None, 1])]
+    assert model.evaluate(numpy_input_fn({"x": x}, 3 * x + 1, shuffle=False))["loss"] < 1e-3
+
+
+def test_canned_estimators_read_one_column_matrices_as_one_value_per_example():
+    x = np.linspace(0, 1, 40, dtype=np.float32)
+    y = (x > 0.5).astype(np.int64)
+    histories, predicted = [], []
+    for shape in ((-1,), (-1, 1)):  # vectors, then one-column matrices: the same model
+        model = dnn_classifier(hidden_units=[3], n_classes=2, feature_columns=feature_columns(
+            column_numeric("x")), config=run_config(tf_random_seed=3))
+        inp = numpy_input_fn({"x": x.reshape(shape)}, y.reshape(shape), batch_size=8,
+                             shuffle=False)
+        histories.append(model.train(inp, steps=5, hooks=[]).to_dict()["total_losses"])
+        predicted.append(model.predict(numpy_input_fn({"x": x[:, None]}, shuffle=False),
+                                       as_dict=True)["probabilities"])
+        # trained on [n] or [n, 1]: either is one value per example to its data contract
+        assert model.evaluate(numpy_input_fn({"x": x}, y, shuffle=False))["global_step"] == 5
+    assert histories[0] == histories[1]
+    np.testing.assert_array_equal(predicted[0], predicted[1])
+
+
 def test_numpy_input_fn_refuses_bad_input(mtcars):
     x = {"drat": mtcars["drat"]}
     with pytest.raises(TypeError, match="`shuffle` must be True or False, got None"):
@@ -93,3 +187,4 @@ def test_numpy_input_fn_refuses_bad_input(mtcars):
         numpy_input_fn(x, {"drat": mtcars["mpg"]}, shuffle=False)
     with pytest.raises(ValueError, match="batch_size"):
         numpy_input_fn(x, mtcars["mpg"], batch_size=0, shuffle=False)
+

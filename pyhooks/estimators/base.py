@@ -27,7 +27,7 @@ from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
 from pyhooks.estimators.file_pipeline import FilePlan, file_plan, label_plan
 from pyhooks.estimators.files import FileInput
 from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
-from pyhooks.estimators.inputs import check_input_fn
+from pyhooks.estimators.inputs import check_input_fn, one_column
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
 from pyhooks.estimators.own_hooks import StopAfterNRuns, default_hooks
 from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, reads_held, signature_of
@@ -217,7 +217,7 @@ class Estimator:
         feeds = {}
         self._check_inputs_given(input_fn)
         for (key, kind), users in self._raw_users.items():
-            values = convert(key, columns[key], kind, users[0])
+            values = convert(key, one_column(columns[key]), kind, users[0])
             per_example = int(np.prod(values.shape[1:]))
             for column in users:
                 if column.input_dimension(key) != per_example:
@@ -241,9 +241,9 @@ class Estimator:
         if name not in input_fn.columns:
             raise ValueError(f"weight_column {name!r} is not a column of the input; it "
                              f"has: {', '.join(input_fn.features)}.")
-        weights = input_fn.columns[name]
-        if weights.dtype.kind not in "biuf":
-            raise TypeError(f"weight_column {name!r} must be numeric.")
+        weights = one_column(input_fn.columns[name])
+        if weights.dtype.kind not in "biuf" or weights.ndim != 1:
+            raise TypeError(f"weight_column {name!r} must be numeric, one value per row.")
         if (weights < 0).any():
             raise ValueError(f"weight_column {name!r} must not be negative.")
         return aligned(weights, np.float32)

@@ -7,16 +7,19 @@ and kind of input (the graph is kept for later calls) and returns an
 :func:`estimator_spec`:
 
 * ``features``: a dict ``{column name: tensor}`` (a :class:`Features`): one
-  tensor per feature of the :func:`input_fn`, of the column's dtype (numbers
-  keep theirs: ``float32`` arrays give ``float32`` tensors, R's numbers
-  ``float64`` and ``int64``; text and factors ``string``). Where a tensor is
+  tensor per feature of the :func:`input_fn`, of the column's dtype and shape
+  (numbers keep theirs: ``float32`` arrays give ``float32`` tensors, R's
+  numbers ``float64`` and ``int64``; an ``[n, 1]`` array ``[batch, 1]``, as
+  TensorFlow gave it; text and factors ``string``). Where a tensor is
   expected (``tf.compat.v1.layers.dense(features, 10)``, R's
   ``tf$layers$dense(features, 10L)``), it stands for the matrix of all its
   numeric columns (``float64``, in the input's column order), as tfestimators
   gave custom estimators. :func:`input_layer` turns it into the dense input of
   feature columns.
-* ``labels``: the response (one column: shape ``[batch]``; several:
-  ``[batch, k]``), or None when the input has no response. A factor response
+* ``labels``: the response (one column: of its shape, ``[batch]`` for a
+  vector; several: side by side, ``[batch, k]``; :func:`numpy_input_fn` of a
+  dict ``y``: a dict of tensors, as in TensorFlow), or None when the input
+  has no response. A factor response
   gives ``int64`` class ids: the positions of its labels in its levels when
   the model was first trained (matched by label, whatever the order of a later
   input's levels).
@@ -58,7 +61,7 @@ from pyhooks.estimators.file_pipeline import label_plan
 from pyhooks.estimators.graph import FeatureBuilder
 from pyhooks.estimators.models import check_columns
 from pyhooks.estimators.modes import (LABEL, MODE_KEY, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION,
-                                      ModeKeys, mode_keys)
+                                      ModeKeys, is_label, label_key, mode_keys)
 from pyhooks.estimators.pipeline import aligned
 from pyhooks.estimators.schema import kind_of, label_ids
 from pyhooks.hook import SessionRunHook, check_hooks
@@ -291,7 +294,7 @@ class CustomEstimator(Estimator):
                      c.shape) for c in self._schema.features]
         for (_, signature), _held in self._states:
             return [(name, name, dtype, shape) for name, dtype, shape in signature
-                    if name != LABEL]
+                    if not is_label(name)]
         raise ValueError("export_savedmodel() of a custom estimator needs its input's "
                          "columns: train it first.")
 
@@ -303,6 +306,10 @@ class CustomEstimator(Estimator):
             if schema is not None and not labelled and [c.name for c in schema.response] != \
                     input_fn.response:
                 return feeds  # another response than the model's: predictions need none
+            if input_fn.labels_as_dict:  # each response column its own tensor, of its kind
+                feeds.update((label_key(name), self._label_feed(input_fn, name, schema))
+                             for name in input_fn.response)
+                return feeds
             arrays = [columns[name] for name in input_fn.response]
             kinds = {kind_of(a, input_fn.factors.get(n)) for n, a in zip(input_fn.response,
                                                                          arrays)}
@@ -316,8 +323,9 @@ class CustomEstimator(Estimator):
                                 "response columns must hold numbers (one text response "
                                 "column may be a factor).")
             else:
-                feeds[LABEL] = aligned(np.stack([self._feed(input_fn, n, schema)
-                                                 for n in input_fn.response], axis=1))
+                parts = [self._feed(input_fn, n, schema) for n in input_fn.response]
+                feeds[LABEL] = aligned(np.concatenate([p.reshape(len(p), -1) for p in parts],
+                                                      axis=1))
         return feeds
 
     def _file_labels(self, input_fn, feeds, schema):
@@ -361,8 +369,11 @@ class CustomEstimator(Estimator):
         """Calls the model_fn on the input's tensors and keeps what the loops of ``mode`` run."""
         v1 = tf.compat.v1
         _register_features_conversion(tf)
-        features = Features((name, tensor) for name, tensor in batch.items() if name != LABEL)
-        spec = self._call_model_fn(features, batch.get(LABEL), MODE_KEY[mode])
+        features = Features((name, tensor) for name, tensor in batch.items()
+                            if not is_label(name))
+        labels = {name[len(label_key("")):]: tensor for name, tensor in batch.items()
+                  if name.startswith(label_key(""))} or batch.get(LABEL)
+        spec = self._call_model_fn(features, labels, MODE_KEY[mode])
         state.model_variables = v1.global_variables()
         if mode == PREDICT:
             _keep_predictions(state, spec)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyhooks.estimators._sizes import check_fits_memory
+from pyhooks.estimators.inputs import one_column
 from pyhooks.estimators.schema import label_ids
 from pyhooks.timer import check_positive
 
@@ -36,9 +37,6 @@ class RegressionHead:
     def labels(self, input_fn, levels=None):
         """``float32 [n, label_dimension]`` of the response columns (numbers only)."""
         names = input_fn.response
-        if len(names) != self.label_dimension:
-            raise ValueError(f"The estimator has label_dimension={self.label_dimension}, but the "
-                             f"input's `response` names {len(names)} column(s): {names}.")
         stacked = []
         for name in names:
             values = input_fn.columns[name]
@@ -46,8 +44,12 @@ class RegressionHead:
                 what = "a factor" if name in input_fn.factors else f"strings such as {values[0]!r}"
                 raise TypeError(f"Response column {name!r} must be numeric for a regressor, got "
                                 f"{what}.")
-            stacked.append(values.astype(np.float32))
-        return np.stack(stacked, axis=1)
+            stacked.append(values.reshape(len(values), -1).astype(np.float32))
+        width = sum(part.shape[1] for part in stacked)
+        if width != self.label_dimension:
+            raise ValueError(f"The estimator has label_dimension={self.label_dimension}, but the "
+                             f"input's `response` holds {width} value(s) per example: {names}.")
+        return np.concatenate(stacked, axis=1)
 
     def class_names(self, levels=None):
         return None  # a regressor has no classes
@@ -150,7 +152,10 @@ class ClassificationHead:
         if len(names) != 1:
             raise ValueError(f"A classifier needs one response column, got {names}.")
         name = names[0]
-        values = input_fn.columns[name]
+        values = one_column(input_fn.columns[name])
+        if values.ndim != 1:
+            raise ValueError(f"Response column {name!r} must hold one class per example, got "
+                             f"{values.shape[1:]} values per example.")
         factor = input_fn.factors.get(name)
         if self.label_vocabulary is not None and (factor is not None or values.dtype.kind == "U"):
             return label_ids(input_fn, name, self.label_vocabulary, "label_vocabulary")

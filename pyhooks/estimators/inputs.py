@@ -19,7 +19,7 @@ from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
 
 __all__ = ["Factor", "InputFn", "RColumn", "as_column", "check_input_fn", "column_from_r",
-           "input_fn", "row_label"]
+           "input_fn", "one_column", "row_label"]
 
 
 class Factor(NamedTuple):
@@ -160,8 +160,8 @@ def as_column(name, values, first_row=0):
             array[:] = values
     except (TypeError, ValueError) as error:
         raise TypeError(f"Column {name!r} cannot be read as an array: {error}") from error
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
+    if array.ndim == 2 and array.shape[1] == 1 and array.dtype.kind not in "biuf":
+        array = array[:, 0]  # text: one value per row (numbers keep their shape [n, 1])
     if array.ndim >= 2 and array.dtype.kind in "biuf":
         pass  # numbers per example: a matrix's row, or nested lists (column_numeric(shape = ))
     elif array.ndim != 1:
@@ -187,6 +187,12 @@ def as_column(name, values, first_row=0):
         return _object_column(name, array, first_row), factor
     raise TypeError(f"Column {name!r} has unsupported type {array.dtype} (numbers, booleans or "
                     "strings are supported).")
+
+
+def one_column(values):
+    """A column of one number per row given as a one-column matrix (``[n, 1]``, kept so by
+    :func:`as_column` for a ``model_fn``, as TensorFlow kept it) as ``[n]``; others as they are."""
+    return values[:, 0] if values.ndim == 2 and values.shape[1] == 1 else values
 
 
 def _object_column(name, array, first_row):
@@ -259,11 +265,14 @@ class InputFn:
         response: the response column names (empty when there is none).
         n: the number of rows.
         first_row: how the user counts rows in messages: 1 for data from R, 0 in Python.
+        labels_as_dict: whether a ``model_fn`` gets the labels as ``{response name:
+            tensor}`` (``numpy_input_fn()`` of a dict ``y``, as in TensorFlow), else
+            one tensor (several response columns side by side).
     """
 
     __slots__ = ("columns", "factors", "features", "response", "n", "batch_size", "shuffle",
                  "num_epochs", "queue_capacity", "num_threads", "seed", "first_row",
-                 "__weakref__")
+                 "labels_as_dict", "__weakref__")
 
     def __init__(self, columns, features, response, batch_size, shuffle, num_epochs,
                  queue_capacity, num_threads, seed, factors=None, first_row=0):
@@ -279,6 +288,7 @@ class InputFn:
         self.queue_capacity = queue_capacity
         self.num_threads = num_threads
         self.seed = seed
+        self.labels_as_dict = False
 
     def shuffles(self, training):
         """Whether batches are shuffled: ``'auto'`` means when training."""
@@ -310,8 +320,14 @@ class InputFn:
 def check_input_fn(input_fn):
     """``input_fn``, or a TypeError unless :func:`input_fn` made it."""
     if not isinstance(input_fn, InputFn):
+        hint = ""
+        if callable(input_fn):  # tf.estimator's kind: a function making tensors or a Dataset
+            hint = (" A function that returns a tf.data.Dataset or (features, labels), as "
+                    "tf.estimator took, is not supported: give its data to input_fn(data, "
+                    "features, response) or numpy_input_fn(x, y, batch_size, num_epochs, "
+                    "shuffle).")
         raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
-                        f"({type(input_fn).__name__}).")
+                        f"({type(input_fn).__name__}).{hint}")
     return input_fn
 
 

@@ -17,11 +17,21 @@ from __future__ import annotations
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
 
 __all__ = ["EVAL", "LABEL", "ModeKeys", "PREDICT", "TRAIN", "TRAINING_LOSS_COLLECTION", "WEIGHT",
-           "feature_name", "mode_keys", "tf_dtype"]
+           "feature_name", "is_label", "label_key", "mode_keys", "tf_dtype"]
 
 TRAIN, EVAL, PREDICT = "train", "eval", "predict"
 TRAINING_LOSS_COLLECTION = "pyhooks_training_loss"
 LABEL, WEIGHT = "__label__", "__weight__"  # the batch's keys of the labels and example weights
+
+
+def label_key(name):
+    """The batch's key of the response column ``name`` when a model_fn's labels are a dict."""
+    return f"{LABEL}/{name}"
+
+
+def is_label(key):
+    """Whether the batch's ``key`` holds labels (all of them, or one column of a dict)."""
+    return key == LABEL or key.startswith(LABEL + "/")
 
 
 class ModeKeys:

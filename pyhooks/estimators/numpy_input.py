@@ -44,8 +44,9 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
             (a 2-D array of numbers gives every example a vector, for
             ``column_numeric(name, shape=...)``).
         y: the labels: an array (a 2-D array with several columns: one response
-            per column, for a multi-dimensional regression), a dict of arrays, or
-            None (prediction only).
+            per column, for a multi-dimensional regression), a dict of arrays (a
+            ``model_fn`` gets ``labels`` as a dict of tensors by the same keys, as in
+            TensorFlow), or None (prediction only).
         batch_size: rows per batch.
         num_epochs: passes over the data; None repeats forever (then give
             ``steps`` to ``train()``).
@@ -74,11 +75,7 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
         raise TypeError(f"`x` must be a dict of arrays, {{feature name: array}}, got {what}"
                         + (": name its columns, e.g. {'x': x}." if isinstance(x, np.ndarray)
                            else "."))
-    if isinstance(shuffle, np.bool_):
-        shuffle = bool(shuffle)
-    if shuffle is not True and shuffle is not False:
-        raise TypeError(f"`shuffle` must be True or False, got {shuffle!r}: shuffle when "
-                        "training, not when evaluating or predicting.")
+    shuffle = _check_shuffle(shuffle)
     labels = _label_columns(y, x)
     lengths = {f"x[{k!r}]": _rows(v) for k, v in x.items()}
     lengths.update({"y" if not isinstance(y, dict) else f"y[{k!r}]": _rows(v)
@@ -87,6 +84,18 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
     if len(set(lengths.values())) > 1:
         raise ValueError(f"`x` and `y` must hold the same number of rows, got {lengths}.")
     data = {**x, **labels}
-    return input_fn(data, features=list(x), response=list(labels) or None,
+    made = input_fn(data, features=list(x), response=list(labels) or None,
                     batch_size=batch_size, shuffle=shuffle, num_epochs=num_epochs,
                     queue_capacity=queue_capacity, num_threads=num_threads)
+    made.labels_as_dict = isinstance(y, dict)  # a model_fn's labels: a dict, as TensorFlow's
+    return made
+
+
+def _check_shuffle(shuffle):
+    if isinstance(shuffle, np.bool_):
+        shuffle = bool(shuffle)
+    if shuffle is not True and shuffle is not False:
+        raise TypeError(f"`shuffle` must be True or False, got {shuffle!r}: shuffle when "
+                        "training, not when evaluating or predicting.")
+    return shuffle
+

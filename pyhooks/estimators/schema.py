@@ -195,7 +195,7 @@ def _check_column(recorded, input_fn, what):
                         f"{words[recorded.kind]} values in it. Give it data of that kind, or "
                         "train a new model (in another model_dir).")
     shape = tuple(array.shape[1:])
-    if shape != recorded.shape:
+    if (shape or (1,)) != (recorded.shape or (1,)):  # [n] and [n, 1]: one value per example
         raise ValueError(f"{what} {name!r} holds {_per_example(shape)} per example; the model was "
                          f"trained on {_per_example(recorded.shape)}.")
     if recorded.kind == "integer" and kind == "numeric":

@@ -9,8 +9,11 @@
 #'   matrix holds a row of numbers per example, for `column_numeric(shape =
 #'   )`), a data frame, or a matrix with column names.
 #' @param y The labels: a vector or factor, a matrix (one response per
-#'   column), a named list of columns, or `NULL` (for [predict()]). A vector
-#'   or factor is named `"y"` (a matrix's columns `"y_0"`, `"y_1"`, ...).
+#'   column), a named list of columns or a data frame, or `NULL` (for
+#'   [predict()]). A vector or factor is named `"y"` (a matrix's columns
+#'   `"y_0"`, `"y_1"`, ...). A custom estimator's `model_fn` gets a named list
+#'   `y` as a named list of tensors, as in TensorFlow (a matrix: one tensor
+#'   whose columns are the responses).
 #' @param batch_size Rows per batch.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever
 #'   (then give `steps` to [train()]).
@@ -54,11 +57,16 @@ numpy_input_fn <- function(x, y = NULL, batch_size = 128L, num_epochs = 1L, shuf
     cli::cli_abort("{.arg x} and {.arg y} must hold the same number of rows, not {sizes}.",
                    class = "pyhooks_error_argument", call = call)
   }
-  input_fn(c(x, labels), features = names(x),
-           response = if (length(labels)) names(labels), batch_size = batch_size,
-           shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
-           num_threads = num_threads)
+  made <- input_fn(c(x, labels), features = names(x),
+                   response = if (length(labels)) names(labels), batch_size = batch_size,
+                   shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
+                   num_threads = num_threads)
+  # a named list or data frame `y`: a model_fn's labels are a named list, as in TensorFlow
+  reticulate::py_set_attr(made, "labels_as_dict", is_named_columns(y))
+  made
 }
+
+is_named_columns <- function(y) is.data.frame(y) || (is.list(y) && !is.null(names(y)))
 
 # A NumPy array (from reticulate, e.g. `np$asarray(images, dtype = np$float32)`) as the R
 # array of the same shape and values, then converted as R columns are (`?input_fn`); anything
@@ -70,7 +78,7 @@ numpy_to_r <- function(value) {
 # numpy_input_fn()'s labels as named columns, named as Python's numpy_input_fn() names them.
 label_columns <- function(y, taken, call) {
   if (is.null(y)) return(list())
-  if (is.data.frame(y) || (is.list(y) && !is.null(names(y)))) {
+  if (is_named_columns(y)) {
     clash <- intersect(names(y), taken)
     if (length(clash)) {
       cli::cli_abort("{.arg y} and {.arg x} both have the column{?s} {.val {clash}}: give them other names.",

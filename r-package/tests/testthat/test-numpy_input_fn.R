@@ -61,3 +61,30 @@ test_that("numpy_input_fn() refuses what TensorFlow's refused, in R's words", {
   expect_error(numpy_input_fn(x, list(drat = mtcars$mpg), shuffle = TRUE), "both have")
   expect_error(numpy_input_fn(x, mtcars$mpg, batch_size = 0, shuffle = TRUE), "batch_size")
 })
+
+test_that("a named list y reaches a model_fn as a named list of tensors, each of its type", {
+  skip_if_no_pyhooks()
+  seen <- list()
+  model_fn <- function(features, labels, mode) {
+    seen[[length(seen) + 1L]] <<- if (is.null(labels)) "none" else
+      vapply(labels, function(t) t$dtype$name, "")
+    hidden <- tf$layers$dense(features, 4L, activation = tf$nn$relu)
+    logits <- tf$layers$dense(hidden, 2L)
+    am <- tf$argmax(logits, 1L, output_type = tf$int32)
+    if (mode == "infer") return(estimator_spec(mode, predictions = list(am = am)))
+    loss <- tf$losses$sparse_softmax_cross_entropy(labels$am, logits)
+    estimator_spec(mode, loss = loss, eval_metric_ops = list(
+      accuracy = tf$metrics$accuracy(labels$am, am)),
+      train_op = tf$train$AdamOptimizer(0.05)$minimize(
+        loss, global_step = tf$train$get_global_step()))
+  }
+  model <- estimator(model_fn)
+  x <- list(wt = mtcars$wt)
+  y <- list(am = as.integer(mtcars$am), mpg = mtcars$mpg)
+  quiet_train(model, numpy_input_fn(x, y, batch_size = 8, shuffle = TRUE), steps = 4)
+  metrics <- evaluate(model, numpy_input_fn(x, as.data.frame(y), shuffle = FALSE))
+  predicted <- predict(model, numpy_input_fn(x, shuffle = FALSE))
+  expect_identical(seen, list(c(am = "int64", mpg = "float64"),
+                              c(am = "int64", mpg = "float64"), "none"))
+  expect_equal(metrics$accuracy, mean(predicted == mtcars$am), tolerance = 1e-6)
+})

@@ -1,4 +1,4 @@
-"""numpy_input_fn() (TensorFlow 1's tf.estimator.inputs.numpy_input_fn) on pyhooks' input pipeline."""
+"""numpy_input_fn() and pandas_input_fn(): TensorFlow 1's tf.estimator.inputs on pyhooks."""
 
 import numpy as np
 import pytest
@@ -15,8 +15,10 @@ from pyhooks.estimators import (
     linear_regressor,
     load_mtcars,
     numpy_input_fn,
+    pandas_input_fn,
     run_config,
 )
+from pyhooks.estimators import tf1
 
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
@@ -188,3 +190,54 @@ def test_numpy_input_fn_refuses_bad_input(mtcars):
     with pytest.raises(ValueError, match="batch_size"):
         numpy_input_fn(x, mtcars["mpg"], batch_size=0, shuffle=False)
 
+
+# --------------------------------------------------------------------------- pandas_input_fn
+pd = pytest.importorskip("pandas")
+
+
+def test_pandas_input_fn_trains_as_numpy_input_fn_of_the_same_columns(mtcars):
+    frame = pd.DataFrame({"drat": mtcars["drat"], "wt": mtcars["wt"]})
+    predicted = []
+    for inp in (pandas_input_fn(frame, pd.Series(mtcars["mpg"]), batch_size=8, shuffle=False),
+                numpy_input_fn({"drat": mtcars["drat"], "wt": mtcars["wt"]}, mtcars["mpg"],
+                               batch_size=8, shuffle=False)):
+        model = linear_regressor(feature_columns(column_numeric("drat"), column_numeric("wt")),
+                                 config=run_config(tf_random_seed=1))
+        assert model.train(inp, hooks=[]).to_dict()["steps"][-1] == 4
+        predicted.append(model.predict(pandas_input_fn(frame, shuffle=False),
+                                       as_dict=True)["predictions"])
+    np.testing.assert_array_equal(predicted[0], predicted[1])
+    assert tf1.estimator.inputs.pandas_input_fn is pandas_input_fn
+
+
+def test_pandas_input_fn_gives_a_model_fn_a_series_as_a_tensor_and_a_data_frame_as_a_dict():
+    frame = pd.DataFrame({"x": np.arange(6, dtype=np.float32)})
+    seen = []
+
+    def model_fn(features, labels, mode):
+        seen.append(sorted(labels) if isinstance(labels, dict) else labels.shape.as_list())
+        return estimator_spec(mode, loss=tf.reduce_mean(features["x"]),
+                              train_op=v1.assign_add(v1.train.get_global_step(), 1))
+
+    model = estimator(model_fn)
+    model.train(pandas_input_fn(frame, pd.Series(np.arange(6)), shuffle=False), hooks=[])
+    assert seen == [[None]]
+    model = estimator(model_fn)
+    model.train(pandas_input_fn(frame, pd.DataFrame({"a": np.arange(6), "b": np.ones(6)}),
+                                shuffle=False), hooks=[])
+    assert seen[1:] == [["a", "b"]]
+
+
+def test_pandas_input_fn_refuses_what_tensorflow_refused():
+    frame = pd.DataFrame({"x": [1.0, 2.0], "target": [0, 1]})
+    with pytest.raises(TypeError, match="`shuffle` must be True or False, got None"):
+        pandas_input_fn(frame)
+    with pytest.raises(ValueError, match=r"Index for x and y are mismatched.*reset_index"):
+        pandas_input_fn(frame, pd.Series([1, 2], index=[5, 6]), shuffle=False)
+    with pytest.raises(ValueError, match=r"`x` already has the column\(s\) \['target'\] of `y`: "
+                                         "give another `target_column`"):
+        pandas_input_fn(frame, pd.Series([1, 2]), shuffle=False)
+    with pytest.raises(TypeError, match="`x` must be a pandas DataFrame, got dict"):
+        pandas_input_fn({"x": [1.0]}, shuffle=False)
+    with pytest.raises(TypeError, match="`y` must be a pandas Series or DataFrame, got list"):
+        pandas_input_fn(frame, [1, 2], shuffle=False)

@@ -80,6 +80,53 @@ def test_train_and_evaluate_with_tensorflows_specs(tmp_path):
     assert model.get_variable_value("global_step") == 20
 
 
+def _one_tensor_model_fn(features, labels, mode):
+    out = tf.reshape(tf1.layers.dense(features["x"], 1), [-1])
+    loss = None if labels is None else v1.losses.mean_squared_error(labels, out)
+    train_op = None if labels is None else v1.train.GradientDescentOptimizer(0.5).minimize(
+        loss, global_step=v1.train.get_global_step())
+    return tf1.estimator.EstimatorSpec(mode, predictions=out, loss=loss, train_op=train_op)
+
+
+class _Counted(tf1.train.SessionRunHook):
+    def __init__(self):
+        self.runs = 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+
+
+def test_train_evaluate_predict_take_tensorflows_positional_arguments(tmp_path):
+    """train(input_fn, hooks, steps), evaluate(input_fn, steps, hooks, checkpoint_path) and
+    predict(input_fn, predict_keys, hooks, checkpoint_path, yield_single_examples)."""
+    x = np.linspace(0, 1, 40)[:, None]
+    model = tf1.estimator.Estimator(_one_tensor_model_fn, model_dir=str(tmp_path))
+    data = tf1.estimator.inputs.numpy_input_fn({"x": x}, 2 * x[:, 0], batch_size=16,
+                                               num_epochs=None, shuffle=True)
+    trained, evaluated = _Counted(), _Counted()
+    model.train(data, [trained], 5)
+    first = model.latest_checkpoint()
+    model.train(data, None, 5)
+    once = tf1.estimator.inputs.numpy_input_fn({"x": x}, 2 * x[:, 0], batch_size=16,
+                                               shuffle=False)
+    assert trained.runs == 5
+    assert model.evaluate(once, 2, [evaluated], first)["global_step"] == 5
+    assert evaluated.runs == 2
+    plain = tf1.estimator.inputs.numpy_input_fn({"x": x}, batch_size=16, shuffle=False)
+    values = model.predict(plain)  # one tensor: the values themselves, as TensorFlow yields
+    batches = model.predict(plain, None, None, first, False)
+    assert len(values) == 40 and np.ndim(values[0]) == 0
+    assert [len(b) for b in batches] == [16, 16, 8]
+    assert not np.allclose(np.concatenate(batches), values)  # step 5's, not step 10's
+    np.testing.assert_array_equal(np.concatenate(model.predict(plain, None, None, None, False)),
+                                  values)
+    by_key = tf1.estimator.Estimator(_model_fn, model_dir=str(tmp_path / "dict"),
+                                     params={"rate": 0.1})
+    by_key.train(data, steps=2)
+    assert [sorted(b) for b in by_key.predict(plain, yield_single_examples=False)] == [["y"]] * 3
+    assert sorted(by_key.predict(plain)[0]) == ["y"]
+
+
 def test_what_pyhooks_does_not_take_is_refused_with_the_alternative():
     with pytest.raises(ValueError, match="warm_start_from"):
         tf1.estimator.Estimator(_model_fn, warm_start_from="/somewhere")

@@ -36,7 +36,7 @@ from pyhooks.estimators.feature_columns import (
     feature_columns,
 )
 from pyhooks.estimators.files import input_fn
-from pyhooks.estimators.numpy_input import numpy_input_fn
+from pyhooks.estimators.numpy_input import numpy_input_fn, pandas_input_fn
 from pyhooks.estimators.parsing import (
     classifier_parse_example_spec,
     parse_example_spec,
@@ -68,6 +68,7 @@ __all__ = sorted([
     "input_fn",
     "load_mtcars",
     "numpy_input_fn",
+    "pandas_input_fn",
     *_CANNED,
     *_CUSTOM,
     *_TRAINING,

@@ -1,9 +1,10 @@
-"""``numpy_input_fn()``: TensorFlow 1's ``tf.estimator.inputs.numpy_input_fn`` on pyhooks' input.
+"""``numpy_input_fn()`` and ``pandas_input_fn()``: TensorFlow 1's ``tf.estimator.inputs`` on
+pyhooks' input.
 
-``x`` (a dict of arrays) and ``y`` become the columns of an :func:`input_fn`,
-which the estimators read through their usual input pipeline. The defaults
-are TensorFlow's: batches of 128, one epoch, a shuffle buffer of 1000 rows
-(``queue_capacity``), and ``shuffle`` given explicitly.
+``x`` (a dict of arrays, or a DataFrame) and ``y`` become the columns of an
+:func:`input_fn`, which the estimators read through their usual input
+pipeline. The defaults are TensorFlow's: batches of 128, one epoch, a shuffle
+buffer of 1000 rows (``queue_capacity``), and ``shuffle`` given explicitly.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from pyhooks.estimators.inputs import input_fn
 
-__all__ = ["numpy_input_fn"]
+__all__ = ["numpy_input_fn", "pandas_input_fn"]
 
 
 def _rows(value):
@@ -99,3 +100,58 @@ def _check_shuffle(shuffle):
                         "training, not when evaluating or predicting.")
     return shuffle
 
+
+def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000,
+                    num_threads=1, target_column="target"):
+    """An input of a pandas DataFrame, as TensorFlow 1's ``pandas_input_fn`` made one.
+
+    Args:
+        x: a DataFrame: its columns are the features (categoricals keep their
+            levels, as :func:`input_fn` reads them).
+        y: the labels: a Series (a ``model_fn`` gets one tensor), a DataFrame (a
+            ``model_fn`` gets a dict of tensors by its column names, as in
+            TensorFlow), or None (prediction only). Its index must equal ``x``'s:
+            rows are matched by position, so a different index is refused, never
+            realigned.
+        batch_size, num_epochs, shuffle, queue_capacity, num_threads: as for
+            :func:`numpy_input_fn` (``shuffle`` is required).
+        target_column: the name of a Series ``y``'s column; it must not be a
+            column of ``x``.
+
+    Returns:
+        an :class:`pyhooks.estimators.inputs.InputFn`.
+
+    Raises:
+        TypeError: ``x`` is not a DataFrame, ``y`` not a Series or DataFrame,
+            ``shuffle`` not a bool.
+        ValueError: the indexes of ``x`` and ``y`` differ, ``target_column`` (or a
+            column of a DataFrame ``y``) is a column of ``x``, or what
+            :func:`input_fn` refuses.
+    """
+    if type(x).__name__ != "DataFrame" or not hasattr(x, "columns"):
+        raise TypeError(f"`x` must be a pandas DataFrame, got {type(x).__name__}.")
+    shuffle = _check_shuffle(shuffle)
+    columns = {name: x[name] for name in x.columns}
+    response = None
+    if y is not None:
+        if type(y).__name__ not in ("Series", "DataFrame"):
+            raise TypeError(f"`y` must be a pandas Series or DataFrame, got {type(y).__name__}.")
+        if not np.array_equal(x.index, y.index):
+            raise ValueError(f"Index for x and y are mismatched: x's rows are "
+                             f"{list(x.index[:5])}..., y's {list(y.index[:5])}... (rows are "
+                             "matched by position: give both the same index, e.g. "
+                             "reset_index(drop=True)).")
+        labels = ({name: y[name] for name in y.columns} if hasattr(y, "columns")
+                  else {target_column: y})
+        clash = [name for name in labels if name in columns]
+        if clash:
+            fix = ("give y's columns other names" if hasattr(y, "columns") else
+                   "give another `target_column`")
+            raise ValueError(f"`x` already has the column(s) {clash} of `y`: {fix}.")
+        columns.update(labels)
+        response = list(labels)
+    made = input_fn(columns, features=list(x.columns), response=response,
+                    batch_size=batch_size, shuffle=shuffle, num_epochs=num_epochs,
+                    queue_capacity=queue_capacity, num_threads=num_threads)
+    made.labels_as_dict = hasattr(y, "columns")  # a DataFrame y: a dict, as TensorFlow's
+    return made

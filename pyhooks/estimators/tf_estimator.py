@@ -15,7 +15,8 @@ Here, with tf.estimator's arguments:
 * :class:`EstimatorSpec`, :class:`ModeKeys` (``TRAIN``, ``EVAL``, ``PREDICT``:
   ``"train"``, ``"eval"``, ``"infer"``, as in TensorFlow),
   :class:`RunConfig`;
-* ``inputs.numpy_input_fn`` (:func:`pyhooks.estimators.numpy_input_fn`);
+* ``inputs.numpy_input_fn`` and ``inputs.pandas_input_fn``
+  (:func:`pyhooks.estimators.numpy_input_fn`, :func:`pyhooks.estimators.pandas_input_fn`);
 * :class:`TrainSpec`, :class:`EvalSpec`, :func:`train_and_evaluate`.
 
 The canned estimators take pyhooks' feature columns: ``tf.estimator.DNNClassifier``
@@ -39,14 +40,14 @@ import types
 from pyhooks.estimators import custom, training
 from pyhooks.estimators.config import RunConfig
 from pyhooks.estimators.custom import ModeKeys
-from pyhooks.estimators.numpy_input import numpy_input_fn
+from pyhooks.estimators.numpy_input import numpy_input_fn, pandas_input_fn
 from pyhooks.estimators.training import train_and_evaluate
 
 __all__ = ["Estimator", "EstimatorSpec", "EvalSpec", "ModeKeys", "RunConfig", "TrainSpec",
            "inputs", "train_and_evaluate"]
 
-inputs = types.SimpleNamespace(numpy_input_fn=numpy_input_fn)
-inputs.__doc__ = "``tf.estimator.inputs``: ``numpy_input_fn`` (pandas data: ``pyhooks.input_fn()``)."
+inputs = types.SimpleNamespace(numpy_input_fn=numpy_input_fn, pandas_input_fn=pandas_input_fn)
+inputs.__doc__ = "``tf.estimator.inputs``: ``numpy_input_fn`` and ``pandas_input_fn``."
 
 _CANNED = {
     "LinearRegressor": "linear_regressor", "LinearClassifier": "linear_classifier",
@@ -111,6 +112,42 @@ class Estimator(custom.CustomEstimator):
             raise ValueError("`warm_start_from` is not supported: give the trained model's "
                              "directory as `model_dir` to continue from its checkpoint.")
         super().__init__(model_fn, model_dir=model_dir, config=config, params=params)
+        self._one_prediction = False  # whether the model_fn predicts one tensor, not a dict
+
+    def _call_model_fn(self, features, labels, mode):
+        spec = super()._call_model_fn(features, labels, mode)
+        if mode == ModeKeys.PREDICT:
+            self._one_prediction = not isinstance(spec.predictions, dict)
+        return spec
+
+    # TensorFlow's order of the arguments (pyhooks' own estimators take steps before hooks)
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains as :meth:`pyhooks.estimators.Estimator.train` (and returns its history)."""
+        return super().train(input_fn, steps=steps, hooks=hooks, max_steps=max_steps,
+                             saving_listeners=saving_listeners)
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Evaluates as :meth:`pyhooks.estimators.Estimator.evaluate`."""
+        return super().evaluate(input_fn, steps=steps, hooks=hooks, name=name,
+                                checkpoint_path=checkpoint_path)
+
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
+                yield_single_examples=True):
+        """The predictions, as TensorFlow's ``predict`` yields them, in a list.
+
+        One item per example (``yield_single_examples=False``: per batch of the
+        input): a dict ``{key: value}``, or the value itself when the
+        ``model_fn``'s ``predictions`` is one tensor rather than a dict.
+        """
+        merged = super().predict(input_fn, hooks=hooks, predict_keys=predict_keys, as_dict=True,
+                                 checkpoint_path=checkpoint_path)
+        rows = len(next(iter(merged.values()))) if merged else 0
+        size = 1 if yield_single_examples else input_fn.batch_size
+        parts = [{key: (value[i] if yield_single_examples else value[i:i + size])
+                  for key, value in merged.items()} for i in range(0, rows, size)]
+        if self._one_prediction:
+            return [part["predictions"] for part in parts]
+        return parts
 
 
 class EstimatorSpec(custom.EstimatorSpec):

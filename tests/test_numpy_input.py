@@ -241,3 +241,10 @@ def test_pandas_input_fn_refuses_what_tensorflow_refused():
         pandas_input_fn({"x": [1.0]}, shuffle=False)
     with pytest.raises(TypeError, match="`y` must be a pandas Series or DataFrame, got list"):
         pandas_input_fn(frame, [1, 2], shuffle=False)
+    with pytest.raises(TypeError, match="`target_column` must be a non-empty string, got 0"):
+        pandas_input_fn(frame, pd.Series([1, 2]), shuffle=False, target_column=0)
+    twice = pd.DataFrame([[1.0, 2.0]], columns=["a", "a"])  # never read as one 2-wide column
+    with pytest.raises(ValueError, match="`x` has more than one column named 'a'"):
+        pandas_input_fn(twice, shuffle=False)
+    with pytest.raises(ValueError, match="`y` has more than one column named 'a'"):
+        pandas_input_fn(frame[["x"]].head(1), twice, shuffle=False)

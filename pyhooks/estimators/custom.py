@@ -371,8 +371,9 @@ class CustomEstimator(Estimator):
         _register_features_conversion(tf)
         features = Features((name, tensor) for name, tensor in batch.items()
                             if not is_label(name))
-        labels = {name[len(label_key("")):]: tensor for name, tensor in batch.items()
-                  if name.startswith(label_key(""))} or batch.get(LABEL)
+        prefix = label_key("")  # a dict of labels, as numpy_input_fn() of a dict y gives
+        labels = {key[len(prefix):]: tensor for key, tensor in batch.items()
+                  if key.startswith(prefix)} or batch.get(LABEL)
         spec = self._call_model_fn(features, labels, MODE_KEY[mode])
         state.model_variables = v1.global_variables()
         if mode == PREDICT:

@@ -19,7 +19,7 @@ from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
 
 __all__ = ["Factor", "InputFn", "RColumn", "as_column", "check_input_fn", "column_from_r",
-           "input_fn", "one_column", "row_label"]
+           "column_names", "input_fn", "one_column", "row_label"]
 
 
 class Factor(NamedTuple):
@@ -40,8 +40,9 @@ class RColumn(NamedTuple):
     factor: Factor | None = None
 
 
-def _column_names(data):
-    """``(kind, names, getter)`` for the supported data containers."""
+def column_names(data, argument="data"):
+    """``(kind, names, getter)`` for the supported data containers (``argument``: the
+    argument's name in errors)."""
     if isinstance(data, dict):
         for name in data:
             if not isinstance(name, str):
@@ -54,8 +55,9 @@ def _column_names(data):
         names = [str(c) for c in data.columns]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            raise ValueError(f"`data` has more than one column named {', '.join(map(repr, twice))}: "
-                             "which one to read would be a guess. Rename or drop the copies.")
+            raise ValueError(f"`{argument}` has more than one column named "
+                             f"{', '.join(map(repr, twice))}: which one to read would be a "
+                             "guess. Rename or drop the copies.")
         by_name = dict(zip(names, data.columns))
         return "DataFrame", names, lambda name: data[by_name[name]]
     if isinstance(data, np.ndarray):
@@ -339,7 +341,7 @@ def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_
     response_names = _names("response", response, allow_none=True)
     options = _options(feature_names, response_names, batch_size, shuffle, num_epochs,
                        queue_capacity, num_threads, seed)
-    kind, names, getter = _column_names(data)
+    kind, names, getter = column_names(data)
     for argument, wanted in (("features", feature_names), ("response", response_names)):
         unknown = [name for name in wanted if name not in names]
         if unknown:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyhooks.estimators.inputs import input_fn
+from pyhooks.estimators.inputs import column_names, input_fn
 
 __all__ = ["numpy_input_fn", "pandas_input_fn"]
 
@@ -123,15 +123,17 @@ def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue
 
     Raises:
         TypeError: ``x`` is not a DataFrame, ``y`` not a Series or DataFrame,
-            ``shuffle`` not a bool.
+            ``shuffle`` not a bool, ``target_column`` not a string.
         ValueError: the indexes of ``x`` and ``y`` differ, ``target_column`` (or a
-            column of a DataFrame ``y``) is a column of ``x``, or what
-            :func:`input_fn` refuses.
+            column of a DataFrame ``y``) is a column of ``x``, a column name is
+            given twice, or what :func:`input_fn` refuses.
     """
-    if type(x).__name__ != "DataFrame" or not hasattr(x, "columns"):
+    if type(x).__name__ != "DataFrame":
         raise TypeError(f"`x` must be a pandas DataFrame, got {type(x).__name__}.")
     shuffle = _check_shuffle(shuffle)
-    columns = {name: x[name] for name in x.columns}
+    if not isinstance(target_column, str) or not target_column:
+        raise TypeError(f"`target_column` must be a non-empty string, got {target_column!r}.")
+    columns = _frame_columns("x", x)
     response = None
     if y is not None:
         if type(y).__name__ not in ("Series", "DataFrame"):
@@ -141,11 +143,11 @@ def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue
                              f"{list(x.index[:5])}..., y's {list(y.index[:5])}... (rows are "
                              "matched by position: give both the same index, e.g. "
                              "reset_index(drop=True)).")
-        labels = ({name: y[name] for name in y.columns} if hasattr(y, "columns")
+        labels = (_frame_columns("y", y) if type(y).__name__ == "DataFrame"
                   else {target_column: y})
         clash = [name for name in labels if name in columns]
         if clash:
-            fix = ("give y's columns other names" if hasattr(y, "columns") else
+            fix = ("give y's columns other names" if type(y).__name__ == "DataFrame" else
                    "give another `target_column`")
             raise ValueError(f"`x` already has the column(s) {clash} of `y`: {fix}.")
         columns.update(labels)
@@ -153,5 +155,11 @@ def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue
     made = input_fn(columns, features=list(x.columns), response=response,
                     batch_size=batch_size, shuffle=shuffle, num_epochs=num_epochs,
                     queue_capacity=queue_capacity, num_threads=num_threads)
-    made.labels_as_dict = hasattr(y, "columns")  # a DataFrame y: a dict, as TensorFlow's
+    made.labels_as_dict = type(y).__name__ == "DataFrame"  # a dict, as TensorFlow's
     return made
+
+
+def _frame_columns(argument, frame):
+    """``{name: column}`` of a DataFrame (a name given twice is refused, naming ``argument``)."""
+    _, names, column = column_names(frame, argument)
+    return {name: column(name) for name in names}

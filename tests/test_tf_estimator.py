@@ -127,6 +127,23 @@ def test_train_evaluate_predict_take_tensorflows_positional_arguments(tmp_path):
     assert sorted(by_key.predict(plain)[0]) == ["y"]
 
 
+def test_export_saved_model_takes_tensorflows_arguments_and_refuses_a_receiver(tmp_path):
+    x = np.linspace(0, 1, 16)[:, None]
+    model = tf1.estimator.Estimator(_one_tensor_model_fn, model_dir=str(tmp_path / "m"))
+    model.train(tf1.estimator.inputs.numpy_input_fn({"x": x}, x[:, 0], shuffle=False), None, 1)
+    with pytest.raises(ValueError, match="`serving_input_receiver_fn` is not supported: the "
+                                         "SavedModel serves the predictions from placeholders"):
+        model.export_savedmodel(str(tmp_path / "e"), lambda: None)
+    with pytest.raises(ValueError, match="`assets_extra` is not supported"):
+        model.export_saved_model(str(tmp_path / "e"), assets_extra={"a.txt": "/a.txt"})
+    path = model.export_saved_model(str(tmp_path / "e"), strip_default_attrs=True)
+    served = tf.saved_model.load(path).signatures["serving_default"]
+    got = served(x=tf.constant(x))
+    np.testing.assert_allclose(next(iter(got.values())).numpy().ravel(),
+                               model.predict(tf1.estimator.inputs.numpy_input_fn(
+                                   {"x": x}, shuffle=False)), rtol=1e-6)
+
+
 def test_what_pyhooks_does_not_take_is_refused_with_the_alternative():
     with pytest.raises(ValueError, match="warm_start_from"):
         tf1.estimator.Estimator(_model_fn, warm_start_from="/somewhere")

@@ -149,6 +149,29 @@ class Estimator(custom.CustomEstimator):
             return [part["predictions"] for part in parts]
         return parts
 
+    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn=None,
+                          assets_extra=None, as_text=False, checkpoint_path=None,
+                          strip_default_attrs=True):
+        """A SavedModel of the predictions, with TensorFlow's arguments (see
+        :func:`pyhooks.estimators.export.export_savedmodel`).
+
+        It serves the ``model_fn``'s predictions from placeholders named after
+        the input's columns, as a receiver of
+        ``build_raw_serving_input_receiver_fn`` did: ``serving_input_receiver_fn``
+        and ``assets_extra`` are refused; ``strip_default_attrs`` is accepted.
+        """
+        if serving_input_receiver_fn is not None:
+            raise ValueError("`serving_input_receiver_fn` is not supported: the SavedModel "
+                             "serves the predictions from placeholders named after the input's "
+                             "columns (a raw receiver); call export_savedmodel(export_dir_base).")
+        if assets_extra:
+            raise ValueError("`assets_extra` is not supported: copy the files into the export's "
+                             "assets.extra directory after exporting.")
+        return super().export_savedmodel(export_dir_base, checkpoint_path=checkpoint_path,
+                                         as_text=as_text)
+
+    export_saved_model = export_savedmodel  # TensorFlow 1.13's name
+
 
 class EstimatorSpec(custom.EstimatorSpec):
     """``tf.estimator.EstimatorSpec``, with TensorFlow's arguments (see :func:`estimator_spec`).

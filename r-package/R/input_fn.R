@@ -71,6 +71,7 @@ input_fn_dispatch <- function(data, ...) {
 #' @rdname input_fn
 #' @export
 input_fn.formula <- function(data, features, ...) {
+  rlang::local_error_call(rlang::caller_env()) # errors name input_fn(), not the method
   # tfestimators' input_fn(mpg ~ drat + cyl, mtcars)
   input_fn_dispatch(features, data, ...)
 }
@@ -80,6 +81,7 @@ input_fn.formula <- function(data, features, ...) {
 input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
                              shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
                              num_threads = 1L, seed = NULL, ...) {
+  rlang::local_error_call(rlang::caller_env()) # errors name input_fn(), not the method
   rlang::check_dots_empty()
   rlang::check_required(features)
   call <- rlang::current_env()
@@ -130,6 +132,7 @@ input_fn.default <- function(data, features, response = NULL, batch_size = 128L,
 input_fn.data.frame <- function(data, features, response = NULL, batch_size = 128L,
                                 shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
                                 num_threads = 1L, seed = NULL, ..., epochs) {
+  rlang::local_error_call(rlang::caller_env()) # errors name input_fn(), not the method
   rlang::check_required(features)
   check_unique_names(data, rlang::current_env())
   resolved <- resolve_input_columns(data, rlang::enquo(features), rlang::enquo(response),
@@ -186,6 +189,7 @@ input_fn.character <- function(data, features, response = NULL, batch_size = 128
                                shuffle = "auto", num_epochs = 1L, queue_capacity = NULL,
                                num_threads = 1L, seed = NULL, ..., column_types = NULL,
                                na = c("", "NA"), example_spec = NULL, guess_rows = 1000L) {
+  rlang::local_error_call(rlang::caller_env()) # errors name input_fn(), not the method
   rlang::check_dots_empty()
   rlang::check_required(features)
   call <- rlang::current_env()
@@ -229,6 +233,7 @@ input_fn.character <- function(data, features, response = NULL, batch_size = 128
 #' @rdname input_fn
 #' @export
 input_fn.list <- function(data, ...) {
+  rlang::local_error_call(rlang::caller_env()) # errors name input_fn(), not the method
   if (is.null(names(data)) || !all(nzchar(names(data)))) return(input_fn.default(data, ...))
   input_fn.data.frame(data, ...)
 }
@@ -236,6 +241,7 @@ input_fn.list <- function(data, ...) {
 #' @rdname input_fn
 #' @export
 input_fn.matrix <- function(data, ...) {
+  rlang::local_error_call(rlang::caller_env()) # errors name input_fn(), not the method
   if (is.null(colnames(data))) {
     cli::cli_abort("{.arg data} must have column names.", class = "pyhooks_error_argument")
   }

@@ -185,3 +185,20 @@ test_that("a logical response is class 0 for FALSE and 1 for TRUE", {
   expect_error(evaluate(model, input_fn(data, manual ~ am)),
                "holds numeric values; the model was trained on logical values")
 })
+
+test_that("input_fn()'s errors name input_fn() as called, not the method that found them", {
+  skip_if_no_pyhooks()
+  calls <- list(
+    quote(input_fn(mtcars, features = c(drat, nope), response = mpg)), # R's check
+    quote(input_fn(mtcars, features = drat, response = mpg, batch_size = 0)), # Python's
+    quote(input_fn(mtcars, features = drat, response = mpg, epochs = -1)),
+    quote(input_fn(mpg ~ drat + nope, mtcars)),
+    quote(input_fn(unname(as.matrix(mtcars)), features = 1)),
+    quote(input_fn(list(a = 1:3), features = a, response = b))
+  )
+  for (call in calls) {
+    error <- tryCatch(eval(call), error = identity)
+    expect_s3_class(error, "error")
+    expect_identical(conditionCall(error), call)
+  }
+})

@@ -190,7 +190,9 @@ print.summary.pyhooks_estimator <- function(x, ...) {
 estimator_facts <- function(x) {
   columns <- tryCatch({
     model <- reticulate::py_get_attr(x, "_model")
-    vapply(py_field(model, "columns"), function(column) py_field(column, "name"), character(1))
+    # unique: a wide-and-deep model's columns shared by its linear and dnn parts, once
+    unique(vapply(py_field(model, "columns"), function(column) py_field(column, "name"),
+                  character(1)))
   }, error = function(e) NULL)
   if (!length(columns)) columns <- NULL # a custom estimator: its model_fn reads the features
   checkpoint <- tryCatch(x$latest_checkpoint(), error = function(e) NULL)

@@ -38,6 +38,10 @@ test_that("feature columns and estimators print what they are", {
   expect_identical(format(model), sprintf("<linear_regressor: 1 feature column (drat), model_dir %s>",
                                           normalizePath(dir)))
   expect_output(print(dnn_regressor(c(2, 2), fcs)), "^<dnn_regressor: 2 feature columns \\(")
+  wide_deep <- dnn_linear_combined_regressor(
+    linear_feature_columns = feature_columns(column_numeric("drat", "wt"), column_indicator(cyl)),
+    dnn_feature_columns = feature_columns(column_numeric("drat", "wt")), dnn_hidden_units = 2)
+  expect_match(format(wide_deep), "^<dnn_linear_combined_regressor: 3 feature columns \\(drat, gear_indicator, wt\\), ")
 })
 
 test_that("str(), summary() and format() of an estimator show R values, not the Python object", {

@@ -126,7 +126,8 @@ ARGS = {
     "label_default": "number", "steps_per_execution": "count", "state_dict": "fn",
     "load_state_dict": "fn", "state_key": "name", "column_types": "obj", "na": "names",
     "example_spec": "obj", "guess_rows": "count", "agree_every_n_steps": "count",
-    "start_delay_secs": "secs0", "throttle_secs": "secs0",
+    "start_delay_secs": "secs0", "throttle_secs": "secs0", "x": "data", "y": "data",
+    "target_column": "name",
 }
 # Values that are valid for one argument although bad for its kind.
 VALID = {
@@ -250,6 +251,12 @@ FUNCTIONS = [
     ("input_fn", "input_fn", "train(EST, made, steps=2)", "train(EST, made, steps = 2)",
      f"dict(data={PY_DATA}, features=['x'], response='y', batch_size=4)",
      "list(data = DATA, features = 'x', response = 'y', batch_size = 4)"),
+    ("numpy_input_fn", "numpy_input_fn", "train(EST, made, steps=2)",
+     "train(EST, made, steps = 2)", "dict(x={'x': X}, y=Y, batch_size=4, shuffle=True)",
+     "list(x = list(x = DATA$x), y = DATA$y, batch_size = 4, shuffle = TRUE)"),
+    ("pandas_input_fn", None, "train(EST, made, steps=2)", None,
+     "dict(x=pandas.DataFrame({'x': X}), y=pandas.Series(Y), batch_size=4, shuffle=True, "
+     "target_column='y')", None),
     ("train", "train", None, None, "dict(object=EST, input_fn=INP, steps=2)",
      "list(EST, input_fn = INP, steps = 2)"),
     ("evaluate", "evaluate", None, None, "dict(object=EST, input_fn=INP, steps=1)",
@@ -311,6 +318,9 @@ def py_namespace():
     import tensorflow as tf
 
     ns["tf"] = tf
+    import pandas
+
+    ns["pandas"] = pandas
     ns["RECORD"] = tf.train.Example(features=tf.train.Features(feature={
         "x": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5])),
         "y": tf.train.Feature(float_list=tf.train.FloatList(value=[1.5])),

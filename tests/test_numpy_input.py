@@ -5,12 +5,17 @@ import pytest
 
 import pyhooks
 from pyhooks.estimators import (
+    column_bucketized,
+    column_categorical_with_hash_bucket,
+    column_categorical_with_identity,
+    column_indicator,
     column_numeric,
     dnn_classifier,
     estimator,
     estimator_spec,
     feature_columns,
     input_fn,
+    input_layer,
     layers,
     linear_regressor,
     load_mtcars,
@@ -157,6 +162,26 @@ def test_one_column_matrices_reach_a_model_fn_as_tensorflow_gave_them():
                                shuffle=True), steps=300, hooks=[])
     assert shapes == [([None, 1], [None, 1])]
     assert model.evaluate(numpy_input_fn({"x": x}, 3 * x + 1, shuffle=False))["loss"] < 1e-3
+
+
+def test_input_layer_reads_one_column_matrices_as_one_value_per_example():
+    """A model_fn's [batch, 1] features through input_layer(): the values of [batch] ones."""
+    x = np.array([0.2, 0.7, 0.9], dtype=np.float32)
+    c = np.array([2, 0, 1])
+    fcs = feature_columns(column_numeric("x"), column_bucketized(column_numeric("x"), [0.5]),
+                          column_indicator(column_categorical_with_identity("c", 3)),
+                          column_indicator(column_categorical_with_hash_bucket("h", 5)))
+    values = []
+    for shape in ((-1,), (-1, 1)):
+        with tf.Graph().as_default():
+            layer = input_layer({"x": tf.constant(x.reshape(shape)),
+                                 "c": tf.constant(c.reshape(shape)),
+                                 "h": tf.constant(c.reshape(shape))}, fcs)
+            with v1.Session() as session:
+                session.run(v1.tables_initializer())
+                values.append(session.run(layer))
+    assert values[0].shape == (3, 1 + 2 + 3 + 5)
+    np.testing.assert_array_equal(values[0], values[1])
 
 
 def test_canned_estimators_read_one_column_matrices_as_one_value_per_example():

@@ -183,7 +183,7 @@ class _FeatureBuilder(FeatureBuilder):
         if key not in self._features:
             raise ValueError(f"input_layer(): no feature {key!r}; the features are: "
                              f"{', '.join(self._features)}.")
-        tensor = self._features[key]
+        tensor = _one_per_example(self._features[key])
         if kind == FLOAT:
             return tf.cast(tensor, tf.float32)
         if kind == INT:
@@ -197,12 +197,20 @@ class _FeatureBuilder(FeatureBuilder):
 
     def raw_as_string(self, key):
         tf = self.tf
-        tensor = self._features[key]
+        tensor = _one_per_example(self._features[key])
         if tensor.dtype == tf.string:
             return tensor
         if tensor.dtype.is_floating:
             tensor = tf.cast(tensor, tf.int64)
         return tf.strings.as_string(tensor)
+
+
+def _one_per_example(tensor):
+    """A ``[batch, 1]`` feature (a one-column matrix) as ``[batch]``, what the feature columns
+    read for one value per example (as the canned estimators' ``one_column()``)."""
+    if tensor.shape.rank == 2 and tensor.shape[1] == 1:
+        return tensor[:, 0]
+    return tensor
 
 
 def input_layer(features, feature_columns):

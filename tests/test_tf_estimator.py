@@ -116,6 +116,8 @@ def test_train_evaluate_predict_take_tensorflows_positional_arguments(tmp_path):
     values = model.predict(plain)  # one tensor: the values themselves, as TensorFlow yields
     batches = model.predict(plain, None, None, first, False)
     assert len(values) == 40 and np.ndim(values[0]) == 0
+    assert next(values) == values[0] and next(values) == values[1]  # as TensorFlow's generator
+    assert len(list(values)) == 40  # a for loop or list() reads every item, whatever next() did
     assert [len(b) for b in batches] == [16, 16, 8]
     assert not np.allclose(np.concatenate(batches), values)  # step 5's, not step 10's
     np.testing.assert_array_equal(np.concatenate(model.predict(plain, None, None, None, False)),

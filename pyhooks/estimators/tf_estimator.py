@@ -133,7 +133,8 @@ class Estimator(custom.CustomEstimator):
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
-        """The predictions, as TensorFlow's ``predict`` yields them, in a list.
+        """The predictions, as TensorFlow's ``predict`` yields them, in a :class:`Predictions`
+        list (which ``next()`` reads as it read TensorFlow's generator).
 
         One item per example (``yield_single_examples=False``: per batch of the
         input): a dict ``{key: value}``, or the value itself when the
@@ -145,9 +146,8 @@ class Estimator(custom.CustomEstimator):
         size = 1 if yield_single_examples else input_fn.batch_size
         parts = [{key: (value[i] if yield_single_examples else value[i:i + size])
                   for key, value in merged.items()} for i in range(0, rows, size)]
-        if self._one_prediction:
-            return [part["predictions"] for part in parts]
-        return parts
+        return Predictions([part["predictions"] for part in parts] if self._one_prediction
+                           else parts)
 
     def export_savedmodel(self, export_dir_base, serving_input_receiver_fn=None,
                           assets_extra=None, as_text=False, checkpoint_path=None,
@@ -171,6 +171,22 @@ class Estimator(custom.CustomEstimator):
                                          as_text=as_text)
 
     export_saved_model = export_savedmodel  # TensorFlow 1.13's name
+
+
+class Predictions(list):
+    """What :meth:`Estimator.predict` returns: a list (``len()``, indexing, ``for``) that
+    ``next()`` also reads, item after item, as TensorFlow's generator was read
+    (``next(estimator.predict(input_fn))``)."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self._read = 0  # items next() has returned
+
+    def __next__(self):
+        if self._read >= len(self):
+            raise StopIteration
+        self._read += 1
+        return self[self._read - 1]
 
 
 class EstimatorSpec(custom.EstimatorSpec):

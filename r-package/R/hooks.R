@@ -318,6 +318,14 @@ hook_profiler <- function(save_steps = NULL, save_secs = NULL, output_dir = "",
 #' }
 hook_configure_gcs <- function(credentials = NULL, block_cache = NULL) {
   if (is.list(block_cache) && !is_py_object(block_cache)) {
+    known <- c("block_size", "max_bytes", "max_staleness")
+    given <- names(block_cache) %||% rep("", length(block_cache))
+    if (is.data.frame(block_cache) || !all(given %in% known)) {
+      cli::cli_abort(
+        "{.arg block_cache} must be a named list of {.or {.field {known}}}, not {.obj_type_friendly {block_cache}} named {.val {given}}.",
+        class = "pyhooks_error_argument"
+      )
+    }
     block_cache <- py_construct("BlockCacheParams", lapply(block_cache, as_py_int))
   }
   py_construct("ConfigureGcsHook", list(credentials = credentials, block_cache = block_cache))

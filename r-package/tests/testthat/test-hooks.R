@@ -242,6 +242,10 @@ test_that("hook_configure_gcs() hides credentials and sets the cache for the run
   expect_identical(seen[[1]], "60")
   expect_true(nzchar(seen[[2]]))
   expect_identical(Sys.getenv("GCS_READ_CACHE_MAX_STALENESS", unset = NA), before)
+  expect_error(hook_configure_gcs(block_cache = data.frame(a = 1)),
+               "`block_cache` must be a named list of block_size, max_bytes, or max_staleness, not a data frame named \"a\"")
+  expect_error(hook_configure_gcs(block_cache = list(max_byte = 1)), "named \"max_byte\"")
+  expect_error(hook_configure_gcs(block_cache = list(1)), "not a list named \"\"")
   err <- expect_error(hook_configure_gcs(credentials = "{TOPSECRET"), "not a well formed JSON string")
   expect_false(grepl("TOPSECRET", conditionMessage(err), fixed = TRUE))
 })

@@ -154,6 +154,12 @@ column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype 
                                                     default_value = -1L, num_oov_buckets = 0L) {
   check_required_after_columns(vocabulary_list, rlang::enquos(...))
   call <- rlang::current_env()
+  if (is.list(vocabulary_list) && !is.null(names(vocabulary_list))) { # names would be dropped
+    cli::cli_abort(
+      "{.arg vocabulary_list} must be a vector of values, e.g. {.code c(\"a\", \"b\")}, not {.obj_type_friendly {vocabulary_list}} with names.",
+      class = "pyhooks_error_argument", call = call
+    )
+  }
   vocabulary_list <- as_py_list(vocabulary_list, named = FALSE)
   default_value <- as_py_int(default_value)
   num_oov_buckets <- as_py_int(num_oov_buckets)

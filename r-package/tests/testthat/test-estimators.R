@@ -87,6 +87,9 @@ test_that("column errors are clear", {
                '`starts_with("zz")` gave no column names.', fixed = TRUE)
   expect_error(column_numeric(3), "`key` must be a non-empty string")
   expect_error(column_categorical_with_vocabulary_list("cyl", vocabulary_list = c(4, 4)), "duplicates")
+  expect_error(column_categorical_with_vocabulary_list("cyl", vocabulary_list = list(a = 4)),
+               "`vocabulary_list` must be a vector of values, e.g. `c\\(\"a\", \"b\"\\)`, not a list with names")
+  expect_no_error(column_categorical_with_vocabulary_list("cyl", vocabulary_list = list(4, 6)))
   expect_error(column_categorical_with_vocabulary_list("cyl"), "`vocabulary_list` is absent")
   # the column names come first (tfestimators' order): a value after them unnamed is a name
   expect_error(column_categorical_with_vocabulary_list("cyl", c(4, 6, 8)),

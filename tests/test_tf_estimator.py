@@ -1,5 +1,7 @@
 """tf.estimator's names (pyhooks.estimators.tf_estimator, ``tf1.estimator``), through real TensorFlow."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -110,8 +112,10 @@ def test_train_evaluate_predict_take_tensorflows_positional_arguments(tmp_path):
     once = tf1.estimator.inputs.numpy_input_fn({"x": x}, 2 * x[:, 0], batch_size=16,
                                                shuffle=False)
     assert trained.runs == 5
-    assert model.evaluate(once, 2, [evaluated], first)["global_step"] == 5
+    assert model.evaluate(once, 2, [evaluated], first, "first")["global_step"] == 5
     assert evaluated.runs == 2
+    assert model.model_fn is _one_tensor_model_fn
+    assert os.listdir(model.eval_dir("first")) and model.eval_dir() == str(tmp_path / "eval")
     plain = tf1.estimator.inputs.numpy_input_fn({"x": x}, batch_size=16, shuffle=False)
     values = model.predict(plain)  # one tensor: the values themselves, as TensorFlow yields
     batches = model.predict(plain, None, None, first, False)

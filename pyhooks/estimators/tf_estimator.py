@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import types
 
 from pyhooks.estimators import custom, training
@@ -113,6 +114,16 @@ class Estimator(custom.CustomEstimator):
                              "directory as `model_dir` to continue from its checkpoint.")
         super().__init__(model_fn, model_dir=model_dir, config=config, params=params)
         self._one_prediction = False  # whether the model_fn predicts one tensor, not a dict
+
+    @property
+    def model_fn(self):
+        """The ``model_fn`` this estimator calls."""
+        return self._model_fn
+
+    def eval_dir(self, name=None):
+        """Where ``evaluate(name=)`` writes its TensorBoard metrics: ``model_dir/eval`` or
+        ``model_dir/eval_<name>``, as in TensorFlow."""
+        return os.path.join(self.model_dir, "eval" if not name else f"eval_{name}")
 
     def _call_model_fn(self, features, labels, mode):
         spec = super()._call_model_fn(features, labels, mode)

@@ -127,7 +127,7 @@ ARGS = {
     "load_state_dict": "fn", "state_key": "name", "column_types": "obj", "na": "names",
     "example_spec": "obj", "guess_rows": "count", "agree_every_n_steps": "count",
     "start_delay_secs": "secs0", "throttle_secs": "secs0", "x": "data", "y": "data",
-    "target_column": "name",
+    "target_column": "name", "keep_checkpoint_every_n_hours": "secs",
 }
 # Values that are valid for one argument although bad for its kind.
 VALID = {

@@ -188,6 +188,23 @@ def test_run_config_checkpoints_while_training(data, tmp_path):
         "model.ckpt-6")
 
 
+def test_keep_checkpoint_every_n_hours_keeps_more_than_keep_checkpoint_max(data, tmp_path):
+    """TensorFlow's Saver keeps a checkpoint per period beyond max_to_keep: with a period of
+    ~4 µs every checkpoint is kept; with the default (10000 hours), the last one."""
+    kept = {}
+    for hours in (10000, 1e-9):
+        model = linear_regressor(feature_columns(column_numeric("drat")),
+                                 model_dir=str(tmp_path / str(hours)),
+                                 config=run_config(save_checkpoints_steps=1, keep_checkpoint_max=1,
+                                                   keep_checkpoint_every_n_hours=hours))
+        model.train(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None), steps=3)
+        kept[hours] = sorted(p.name for p in (tmp_path / str(hours)).glob("*.index"))
+    assert kept[10000] == ["model.ckpt-3.index"]
+    assert kept[1e-9] == [f"model.ckpt-{step}.index" for step in range(4)]
+    with pytest.raises(ValueError, match="`keep_checkpoint_every_n_hours` must be positive"):
+        run_config(keep_checkpoint_every_n_hours=0)
+
+
 def test_train_and_evaluate_evaluates_after_the_callers_saver_hook(data, tmp_path):
     from pyhooks import CheckpointSaverHook
 

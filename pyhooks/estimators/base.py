@@ -117,7 +117,8 @@ class Estimator:
         return GraphSpec(signature, self.model_builder(), self._checkpoint_dir, self._seed,
                          self.config.keep_checkpoint_max, self._session_config, replicated,
                          custom=self.custom_model,
-                         steps_per_execution=self.config.steps_per_execution, held=held)
+                         steps_per_execution=self.config.steps_per_execution, held=held,
+                         keep_checkpoint_every_n_hours=self.config.keep_checkpoint_every_n_hours)
 
     def model_builder(self):
         """``build(target, tf, mode, batch)`` of this estimator's model (see ``GraphSpec``)."""

@@ -32,6 +32,9 @@ class RunConfig:
             and the next ``train()`` resumes from there; after a loss that is not
             finite it keeps the last good step (see ``Estimator.train``).
         keep_checkpoint_max: checkpoints kept in ``model_dir``.
+        keep_checkpoint_every_n_hours: also keep one checkpoint every this many
+            hours of training, beyond ``keep_checkpoint_max`` (TensorFlow's Saver
+            does it; the default, 10000, keeps none).
         train_distribute: a ``tf.distribute`` strategy ``train()`` runs under
             (``MirroredStrategy``, ``MultiWorkerMirroredStrategy``,
             ``OneDeviceStrategy``), or None; see :mod:`pyhooks.estimators.distributed`.
@@ -58,7 +61,8 @@ class RunConfig:
     def __init__(self, model_dir=None, tf_random_seed=None, session_config=None,
                  save_summary_steps=100, log_step_count_steps=100, keep_checkpoint_max=5,
                  save_checkpoints_steps=None, save_checkpoints_secs=None,
-                 train_distribute=None, steps_per_execution=1, agree_every_n_steps="auto"):
+                 train_distribute=None, steps_per_execution=1, agree_every_n_steps="auto",
+                 keep_checkpoint_every_n_hours=10000):
         if model_dir is not None and not isinstance(model_dir, str):
             raise TypeError(f"`model_dir` must be a directory path or None, got {model_dir!r}.")
         self.model_dir = model_dir
@@ -74,6 +78,9 @@ class RunConfig:
         if self.keep_checkpoint_max > 2**31 - 1:  # TensorFlow's Saver keeps an int32
             raise ValueError(f"`keep_checkpoint_max` must be at most 2147483647, got "
                              f"{keep_checkpoint_max!r}.")
+        self.keep_checkpoint_every_n_hours = check_positive(
+            "keep_checkpoint_every_n_hours", keep_checkpoint_every_n_hours, integer=False,
+            allow_none=False)
         self.save_checkpoints_steps = check_positive("save_checkpoints_steps",
                                                      save_checkpoints_steps, integer=True)
         self.save_checkpoints_secs = check_positive("save_checkpoints_secs",
@@ -107,6 +114,8 @@ class RunConfig:
                 f"save_checkpoints_steps={self.save_checkpoints_steps!r}, "
                 f"save_checkpoints_secs={self.save_checkpoints_secs!r}, "
                 f"keep_checkpoint_max={self.keep_checkpoint_max!r}"
+                + (f", keep_checkpoint_every_n_hours={self.keep_checkpoint_every_n_hours!r}"
+                   if self.keep_checkpoint_every_n_hours != 10000 else "")
                 + (f", steps_per_execution={self.steps_per_execution!r}"
                    if self.steps_per_execution != 1 else "")
                 + (f", train_distribute={type(self.train_distribute).__name__}"
@@ -126,9 +135,9 @@ def check_session_config(value):
 def run_config(model_dir=None, tf_random_seed=None, session_config=None, save_summary_steps=100,
                log_step_count_steps=100, keep_checkpoint_max=5, save_checkpoints_steps=None,
                save_checkpoints_secs=None, train_distribute=None, steps_per_execution=1,
-               agree_every_n_steps="auto"):
+               agree_every_n_steps="auto", keep_checkpoint_every_n_hours=10000):
     """A :class:`RunConfig`, for the ``config`` argument of the estimators."""
     return RunConfig(model_dir, tf_random_seed, session_config, save_summary_steps,
                      log_step_count_steps, keep_checkpoint_max, save_checkpoints_steps,
                      save_checkpoints_secs, train_distribute, steps_per_execution,
-                     agree_every_n_steps)
+                     agree_every_n_steps, keep_checkpoint_every_n_hours)

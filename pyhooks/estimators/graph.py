@@ -59,6 +59,7 @@ class GraphSpec(NamedTuple):
             :func:`build_steps_loop`).
         held: whether the input is held in the session (``HeldInput``), else read through
             tf.data (``StreamedInput``); see :func:`pyhooks.estimators.pipeline.reads_held`.
+        keep_checkpoint_every_n_hours: one more checkpoint kept every this many hours.
     """
 
     signature: tuple
@@ -71,6 +72,7 @@ class GraphSpec(NamedTuple):
     custom: bool = False
     steps_per_execution: int = 1
     held: bool = False
+    keep_checkpoint_every_n_hours: float = 10000
 
 
 class ModelTensors:
@@ -159,6 +161,8 @@ class GraphState(ModelTensors):
             variables = v1.global_variables() if mode == TRAIN else self.model_variables
             self.saver = v1.train.Saver(var_list=saved_variables(tf, variables),
                                         max_to_keep=spec.keep_checkpoint_max, allow_empty=True,
+                                        keep_checkpoint_every_n_hours=(
+                                            spec.keep_checkpoint_every_n_hours),
                                         save_relative_paths=True)
             v1.add_to_collection(v1.GraphKeys.SAVERS, self.saver)
             self.init_op = tf.group(v1.global_variables_initializer(),

@@ -238,6 +238,9 @@ input_layer <- function(features, feature_columns) {
 #'   that step. `NULL`: no agreement, each worker stops on its own (only when
 #'   every stop comes at the same step on every worker, as `train(steps =)`'s
 #'   own; a stop on one worker alone leaves the others waiting for it).
+#' @param keep_checkpoint_every_n_hours Also keep one checkpoint every this
+#'   many hours of training, beyond `keep_checkpoint_max` (the default, 10000,
+#'   keeps none).
 #' @returns A run configuration, for the `config` argument of [estimator()].
 #' @family custom estimators
 #' @export
@@ -246,7 +249,7 @@ run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config =
                        keep_checkpoint_max = 5L, save_checkpoints_steps = NULL,
                        save_checkpoints_secs = NULL,
                        train_distribute = NULL, steps_per_execution = 1L,
-                       agree_every_n_steps = "auto") {
+                       agree_every_n_steps = "auto", keep_checkpoint_every_n_hours = 10000) {
   py_construct("run_config", list(
     model_dir = path_arg(model_dir), tf_random_seed = as_py_int(tf_random_seed),
     session_config = session_config, save_summary_steps = as_py_int(save_summary_steps),
@@ -257,7 +260,8 @@ run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config =
     train_distribute = train_distribute,
     steps_per_execution = as_py_int(steps_per_execution),
     agree_every_n_steps = if (is.character(agree_every_n_steps)) agree_every_n_steps else
-      as_py_int(agree_every_n_steps)
+      as_py_int(agree_every_n_steps),
+    keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
   ))
 }
 

@@ -205,6 +205,12 @@ test_that("run_config() writes summaries, step rates and checkpoints at their ow
   kept <- sort(as.integer(sub("^model\\.ckpt-([0-9]+)\\.index$", "\\1",
                               list.files(model_dir(model), "\\.index$"))))
   expect_identical(kept, c(4L, 7L))
+  # and one every keep_checkpoint_every_n_hours (here ~4 microseconds): every one kept
+  every <- linear_regressor(mtcars_columns(), config = run_config(
+    save_checkpoints_steps = 4, keep_checkpoint_max = 2, keep_checkpoint_every_n_hours = 1e-9))
+  quiet_train(every, mtcars_input(num_epochs = NULL), steps = 7)
+  expect_length(list.files(model_dir(every), "\\.index$"), 3L)
+  expect_error(run_config(keep_checkpoint_every_n_hours = 0), "keep_checkpoint_every_n_hours")
 })
 
 test_that("a convolutional model_fn as tfestimators' layers example, with a logging hook", {

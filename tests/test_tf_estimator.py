@@ -108,7 +108,9 @@ def test_train_evaluate_predict_take_tensorflows_positional_arguments(tmp_path):
     trained, evaluated = _Counted(), _Counted()
     model.train(data, [trained], 5)
     first = model.latest_checkpoint()
-    model.train(data, None, 5)
+    chief = _Counted()
+    model.train(data, None, 5, chief_only_hooks=[chief])  # without a strategy: the chief
+    assert chief.runs == 5
     once = tf1.estimator.inputs.numpy_input_fn({"x": x}, 2 * x[:, 0], batch_size=16,
                                                shuffle=False)
     assert trained.runs == 5

@@ -132,10 +132,13 @@ class Estimator(custom.CustomEstimator):
         return spec
 
     # TensorFlow's order of the arguments (pyhooks' own estimators take steps before hooks)
-    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
-        """Trains as :meth:`pyhooks.estimators.Estimator.train` (and returns its history)."""
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None,
+              chief_only_hooks=None):
+        """Trains as :meth:`pyhooks.estimators.Estimator.train` (and returns its history);
+        ``chief_only_hooks`` is pyhooks' (EstimatorSpec's ``training_chief_hooks``)."""
         return super().train(input_fn, steps=steps, hooks=hooks, max_steps=max_steps,
-                             saving_listeners=saving_listeners)
+                             saving_listeners=saving_listeners,
+                             chief_only_hooks=chief_only_hooks)
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates as :meth:`pyhooks.estimators.Estimator.evaluate`."""

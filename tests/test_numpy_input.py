@@ -247,6 +247,8 @@ def test_pandas_input_fn_gives_a_model_fn_a_series_as_a_tensor_and_a_data_frame_
     model = estimator(model_fn)
     model.train(pandas_input_fn(frame, pd.Series(np.arange(6)), shuffle=False), hooks=[])
     assert seen == [[None]]
+    numbered = pd.DataFrame(np.ones((6, 2)))  # columns 0 and 1: named "0" and "1", as input_fn()
+    assert pandas_input_fn(numbered, shuffle=False).features == ["0", "1"]
     model = estimator(model_fn)
     model.train(pandas_input_fn(frame, pd.DataFrame({"a": np.arange(6), "b": np.ones(6)}),
                                 shuffle=False), hooks=[])

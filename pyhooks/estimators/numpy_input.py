@@ -134,7 +134,7 @@ def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue
     if not isinstance(target_column, str) or not target_column:
         raise TypeError(f"`target_column` must be a non-empty string, got {target_column!r}.")
     columns = _frame_columns("x", x)
-    response = None
+    features, response = list(columns), None
     if y is not None:
         if type(y).__name__ not in ("Series", "DataFrame"):
             raise TypeError(f"`y` must be a pandas Series or DataFrame, got {type(y).__name__}.")
@@ -152,7 +152,7 @@ def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue
             raise ValueError(f"`x` already has the column(s) {clash} of `y`: {fix}.")
         columns.update(labels)
         response = list(labels)
-    made = input_fn(columns, features=list(x.columns), response=response,
+    made = input_fn(columns, features=features, response=response,
                     batch_size=batch_size, shuffle=shuffle, num_epochs=num_epochs,
                     queue_capacity=queue_capacity, num_threads=num_threads)
     made.labels_as_dict = type(y).__name__ == "DataFrame"  # a dict, as TensorFlow's

@@ -116,7 +116,7 @@ def test_a_dict_y_reaches_the_model_fn_as_a_dict_of_its_own_dtypes(rows):
             "size_mse": v1.metrics.mean_squared_error(tf.cast(labels["size"], tf.float32),
                                                       size)})
 
-    model = estimator(model_fn)
+    model = estimator(model_fn, config=run_config(tf_random_seed=1))
     model.train(numpy_input_fn({"x": x}, y, batch_size=32, num_epochs=None, shuffle=True),
                 steps=150, hooks=[])
     metrics = model.evaluate(numpy_input_fn({"x": x}, y, shuffle=False))

@@ -154,7 +154,7 @@ column_categorical_with_vocabulary_list <- function(..., vocabulary_list, dtype 
                                                     default_value = -1L, num_oov_buckets = 0L) {
   check_required_after_columns(vocabulary_list, rlang::enquos(...))
   call <- rlang::current_env()
-  if (is.list(vocabulary_list) && !is.null(names(vocabulary_list))) { # names would be dropped
+  if (is.list(vocabulary_list) && !is.data.frame(vocabulary_list) && !is.null(names(vocabulary_list))) { # names would be dropped
     cli::cli_abort(
       "{.arg vocabulary_list} must be a vector of values, e.g. {.code c(\"a\", \"b\")}, not {.obj_type_friendly {vocabulary_list}} with names.",
       class = "pyhooks_error_argument", call = call

@@ -82,6 +82,7 @@ _LAZY = {
     "train_spec": "pyhooks.estimators",
     # TensorBoard on a model_dir, in a child process
     "start_tensorboard": "pyhooks.estimators.tensorboard",
+    "stop_tensorboard": "pyhooks.estimators.tensorboard",
     # TF2: eager training loops and Keras model.fit
     "EagerSessionCreator": "pyhooks.eager",
     "keras_callback": "pyhooks.keras",

@@ -21,7 +21,7 @@ import pytest
 import pyhooks
 from pyhooks.estimators import column_numeric, feature_columns, input_fn, linear_regressor
 from pyhooks.estimators import load_mtcars, run_config
-from pyhooks import start_tensorboard
+from pyhooks import start_tensorboard, stop_tensorboard
 
 pytest.importorskip("tensorflow")
 pytest.importorskip("tensorboard")
@@ -91,6 +91,21 @@ def test_a_port_in_use_is_an_error_with_tensorboards_words(tmp_path):
         with pytest.raises(RuntimeError, match="TensorBoard ended with exit code .*port"):
             start_tensorboard(str(tmp_path), port=first.port)
         assert first.running
+
+
+def test_stop_tensorboard_stops_the_servers_of_a_log_dir_or_all(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    with start_tensorboard(str(one)) as first, start_tensorboard(str(two)) as second:
+        assert stop_tensorboard(str(tmp_path)) == 0  # no server on this directory
+        assert stop_tensorboard(str(one) + "/") == 1
+        assert not first.running and second.running
+        assert stop_tensorboard() == 1
+        assert not second.running
+        assert stop_tensorboard() == 0
+    with pytest.raises(TypeError, match="`log_dir` must be a directory path or None, got 3"):
+        stop_tensorboard(3)
 
 
 def screenshot(url, path, profile):

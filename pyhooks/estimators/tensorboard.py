@@ -27,8 +27,8 @@ from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._model_dir import event_writer, flush_events
 from pyhooks.timer import check_positive
 
-__all__ = ["EventWriterHook", "GraphSummaries", "TensorBoard", "start_tensorboard", "summary_op",
-           "write_metrics"]
+__all__ = ["EventWriterHook", "GraphSummaries", "TensorBoard", "start_tensorboard",
+           "stop_tensorboard", "summary_op", "write_metrics"]
 
 
 def summary_op(graph):
@@ -292,7 +292,21 @@ def start_tensorboard(log_dir, port=0, host="127.0.0.1", timeout=120.0, reload_i
     return board
 
 
+def stop_tensorboard(log_dir=None, timeout=10.0):
+    """Stops the TensorBoard servers this process started on ``log_dir`` (None: all of them),
+    as the R tensorflow package's ``tensorboard(action = "stop")``; returns how many it stopped.
+    """
+    if log_dir is not None and not isinstance(log_dir, (str, os.PathLike)):
+        raise TypeError(f"`log_dir` must be a directory path or None, got {log_dir!r}.")
+    wanted = None if log_dir is None else os.path.realpath(os.fspath(log_dir))
+    stopped = 0
+    for board in list(_RUNNING):
+        if wanted is None or os.path.realpath(board.log_dir) == wanted:
+            stopped += board.running
+            board.stop(timeout)
+    return stopped
+
+
 @atexit.register
 def _stop_all():
-    for board in list(_RUNNING):
-        board.stop(timeout=5.0)
+    stop_tensorboard(timeout=5.0)

@@ -9,8 +9,9 @@
 #' session it also opens the scalars page in the browser. With `launch =
 #' FALSE` it only prints the command that starts TensorBoard.
 #'
-#' TensorBoard runs until `board$stop()`, or until this R session ends.
-#' The runs it shows for an estimator are `.` (training) and `eval`.
+#' TensorBoard runs until `board$stop()`, `tensorboard(action = "stop")`, or
+#' until this R session ends. The runs it shows for an estimator are `.`
+#' (training) and `eval`.
 #'
 #' @param log_dir A directory of event files, or an estimator (its
 #'   [model_dir()]).
@@ -21,8 +22,12 @@
 #' @param launch_browser The tensorflow package's name, which tfestimators'
 #'   articles use: `TRUE` starts TensorBoard and opens the browser, or
 #'   `NULL`.
+#' @param action `"start"`, or `"stop"` (as in the tensorflow package) to stop
+#'   the TensorBoard servers this R session started on `log_dir`, or all of
+#'   them when `log_dir` is not given.
 #' @returns With `launch = TRUE`, the running server (invisibly): `$url`,
-#'   `$port`, `$stop()`. Otherwise the command (a string), invisibly.
+#'   `$port`, `$stop()`. Otherwise the command (a string), invisibly. With
+#'   `action = "stop"`, the number of servers stopped, invisibly.
 #' @family estimators
 #' @seealso [model_dir()], [hook_summary_saver()]
 #' @export
@@ -33,11 +38,21 @@
 #' board <- tensorboard(model)
 #' board$url
 #' board$stop()
+#' tensorboard(action = "stop") # stops every server this session started
 #' }
 tensorboard <- function(log_dir, launch = interactive(), port = NULL, browse = interactive(),
-                        launch_browser = NULL) {
-  rlang::check_required(log_dir)
+                        launch_browser = NULL, action = c("start", "stop")) {
   call <- rlang::current_env()
+  if (is.character(launch) && length(launch) == 1L && launch %in% c("start", "stop")) {
+    cli::cli_abort(c("{.arg launch} must be {.code TRUE} or {.code FALSE}, not {.str {launch}}.",
+                     "i" = "Name it: {.code action = \"{launch}\"}."),
+                   class = "pyhooks_error_argument", call = call)
+  }
+  action <- rlang::arg_match(action, error_call = call)
+  if (action == "stop") {
+    return(invisible(stop_tensorboards(if (!missing(log_dir)) log_dir, call)))
+  }
+  rlang::check_required(log_dir)
   if (!is.null(launch_browser)) {
     if (!rlang::is_bool(launch_browser)) {
       cli::cli_abort("{.arg launch_browser} must be {.code TRUE}, {.code FALSE} or {.code NULL}.",
@@ -51,11 +66,7 @@ tensorboard <- function(log_dir, launch = interactive(), port = NULL, browse = i
                      class = "pyhooks_error_argument", call = call)
     }
   }
-  if (inherits(log_dir, "pyhooks_estimator")) log_dir <- model_dir(log_dir)
-  if (!is.character(log_dir) || length(log_dir) != 1L || is.na(log_dir) || !dir.exists(log_dir)) {
-    cli::cli_abort("{.arg log_dir} must be an existing directory or an estimator.",
-                   class = "pyhooks_error_argument", call = call)
-  }
+  log_dir <- check_log_dir(log_dir, call)
   port <- as_py_int(port)
   log_dir <- normalizePath(log_dir)
   if (!launch) {
@@ -72,4 +83,23 @@ tensorboard <- function(log_dir, launch = interactive(), port = NULL, browse = i
                     "i" = "Stop it with {.code board$stop()} (it also ends with this R session)."))
   if (browse) utils::browseURL(paste0(url, "#scalars"))
   invisible(board)
+}
+
+check_log_dir <- function(log_dir, call) {
+  if (inherits(log_dir, "pyhooks_estimator")) log_dir <- model_dir(log_dir)
+  if (!is.character(log_dir) || length(log_dir) != 1L || is.na(log_dir) || !dir.exists(log_dir)) {
+    cli::cli_abort("{.arg log_dir} must be an existing directory or an estimator.",
+                   class = "pyhooks_error_argument", call = call)
+  }
+  log_dir
+}
+
+stop_tensorboards <- function(log_dir, call) {
+  if (!is.null(log_dir)) log_dir <- normalizePath(check_log_dir(log_dir, call))
+  py_pyhooks()
+  helper <- reticulate::import("pyhooks.estimators.tensorboard")
+  stopped <- with_py_errors(helper$stop_tensorboard(log_dir), call = call)
+  where <- if (is.null(log_dir)) "" else " on {.path {log_dir}}"
+  cli::cli_inform(paste0("Stopped {stopped} TensorBoard server{?s}", where, "."))
+  stopped
 }

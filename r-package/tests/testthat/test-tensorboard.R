@@ -43,6 +43,30 @@ test_that("tensorboard() prints the command when it does not start TensorBoard",
   expect_error(tensorboard(tempfile()), "existing directory")
   expect_error(tensorboard(model, port = 2.5), "`port` must be a whole number, not 2.5")
   expect_error(tensorboard(model, launch = NA), "`launch` must be `TRUE` or `FALSE`")
+  expect_error(tensorboard(model, "stop"), "Name it: `action = \"stop\"`",
+               class = "pyhooks_error_argument")
+  expect_error(tensorboard(model, action = "halt"), "`action` must be one of \"start\" or \"stop\"")
+})
+
+test_that("tensorboard(action = \"stop\") stops the servers of a log_dir, or all of them", {
+  skip_if_no_pyhooks()
+  skip_if_not(reticulate::py_module_available("tensorboard"), "tensorboard is not installed")
+  model <- linear_regressor(mtcars_columns())
+  other <- tempfile("board")
+  dir.create(other)
+  first <- suppressMessages(tensorboard(model, launch = TRUE, browse = FALSE))
+  second <- suppressMessages(tensorboard(other, launch = TRUE, browse = FALSE))
+  on.exit({first$stop(); second$stop()}, add = TRUE)
+  expect_message(stopped <- tensorboard(tempdir(), action = "stop"),
+                 "Stopped 0 TensorBoard servers on")
+  expect_identical(stopped, 0L)
+  expect_message(stopped <- tensorboard(model, action = "stop"), "Stopped 1 TensorBoard server on")
+  expect_identical(stopped, 1L)
+  expect_false(first$running)
+  expect_true(second$running)
+  expect_message(stopped <- tensorboard(action = "stop"), "Stopped 1 TensorBoard server\\.")
+  expect_false(second$running)
+  expect_error(tensorboard(tempfile(), action = "stop"), "`log_dir` must be an existing directory")
 })
 
 test_that("tensorboard() serves a trained estimator's loss and eval metrics on a loopback port", {

@@ -227,7 +227,7 @@ def _object_column(name, array, first_row):
 _R_TYPES = {"double": "<f8", "integer": "<i4", "logical": "<i4"}
 
 
-def column_from_r(kind, data, levels=None):
+def column_from_r(kind, data, levels=None, one_column=False):
     """A column sent by R's ``input_fn()`` as whole arrays (an :class:`RColumn`).
 
     R sends each column as its values' bytes (``writeBin()``), so no value is
@@ -240,6 +240,8 @@ def column_from_r(kind, data, levels=None):
             ``"factor"`` (codes into the factor's ``levels``, kept as its levels).
         data: the little-endian bytes of the values or codes.
         levels: for ``"character"`` and ``"factor"``, the strings the codes point at.
+        one_column: numbers from a one-column matrix: an ``[n, 1]`` array, as a
+            NumPy ``(n, 1)`` array is kept (text is one value per example either way).
     """
     if kind in ("character", "factor"):
         codes = np.frombuffer(data, dtype="<i4").astype(np.int32) - 1
@@ -250,6 +252,8 @@ def column_from_r(kind, data, levels=None):
         raise TypeError(f"R column type {kind!r} is not one of {', '.join(_R_TYPES)}, character "
                         "or factor.")
     values = np.frombuffer(data, dtype=_R_TYPES[kind])
+    if one_column:
+        values = values.reshape(-1, 1)
     if kind == "logical":
         return RColumn(values != 0)
     return RColumn(values.astype(np.int64) if kind == "integer" else values)

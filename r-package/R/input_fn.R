@@ -329,6 +329,7 @@ check_column_types <- function(data, names, call) {
 # NumPy integer, logical or string equivalent.
 as_py_column <- function(column, name, call) {
   if (!is.atomic(column) || is.null(column)) return(column)
+  one_column <- is.matrix(column) && ncol(column) == 1L # numbers: [n, 1], as NumPy's (n, 1)
   if (anyNA(column)) {
     missing <- which(is.na(column))
     cli::cli_abort(
@@ -357,5 +358,5 @@ as_py_column <- function(column, name, call) {
   }
   size <- if (is.double(column)) 8L else 4L
   .py$column_from_r(kind, writeBin(as.vector(column), raw(), size = size, endian = "little"),
-                    levels)
+                    levels, one_column = one_column)
 }

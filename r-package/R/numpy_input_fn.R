@@ -12,8 +12,8 @@
 #'   column), a named list of columns or a data frame, or `NULL` (for
 #'   [predict()]). A vector or factor is named `"y"` (a matrix's columns
 #'   `"y_0"`, `"y_1"`, ...). A custom estimator's `model_fn` gets a named list
-#'   `y` as a named list of tensors, as in TensorFlow (a matrix: one tensor
-#'   whose columns are the responses).
+#'   `y` as a named list of tensors, as in TensorFlow, and a matrix (even of
+#'   one column) as one tensor whose columns are the responses.
 #' @param batch_size Rows per batch.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever
 #'   (then give `steps` to [train()]).
@@ -91,5 +91,5 @@ label_columns <- function(y, taken, call) {
     columns <- lapply(seq_len(ncol(y)), function(i) y[, i])
     return(stats::setNames(columns, paste0(name, "_", seq_len(ncol(y)) - 1L)))
   }
-  stats::setNames(list(if (is.matrix(y)) y[, 1L] else y), name)
+  stats::setNames(list(y), name) # a one-column matrix of numbers: [n, 1], as NumPy's (n, 1)
 }

@@ -88,3 +88,30 @@ test_that("a named list y reaches a model_fn as a named list of tensors, each of
                               c(am = "int64", mpg = "float64"), "none"))
   expect_equal(metrics$accuracy, mean(predicted == mtcars$am), tolerance = 1e-6)
 })
+
+test_that("a one-column matrix of numbers reaches a model_fn as [batch, 1], as NumPy's (n, 1)", {
+  skip_if_no_pyhooks()
+  seen <- list()
+  model_fn <- function(features, labels, mode) {
+    seen <<- list(wt = features$wt$shape$as_list(), cyl = features$cyl$shape$as_list(),
+                  am = features$am$shape$as_list(), gear = features$gear$shape$as_list(),
+                  labels = labels$shape$as_list())
+    prediction <- tf$layers$dense(tf$reshape(features$wt, c(-1L, 1L)), 1L)
+    loss <- tf$losses$mean_squared_error(tf$reshape(labels, c(-1L, 1L)), prediction)
+    estimator_spec(mode, loss = loss, predictions = prediction,
+                   train_op = tf$train$GradientDescentOptimizer(0.01)$minimize(
+                     loss, global_step = tf$train$get_global_step()))
+  }
+  model <- estimator(model_fn)
+  x <- list(wt = matrix(mtcars$wt), cyl = matrix(as.integer(mtcars$cyl)),
+            am = matrix(mtcars$am == 1), gear = matrix(as.character(mtcars$gear)))
+  quiet_train(model, numpy_input_fn(x, matrix(mtcars$mpg), batch_size = 8, shuffle = TRUE),
+              steps = 2)
+  expect_identical(seen, list(wt = list(NULL, 1L), cyl = list(NULL, 1L), am = list(NULL, 1L),
+                              gear = list(NULL), labels = list(NULL, 1L)))
+  # vectors stay [batch]
+  quiet_train(model, numpy_input_fn(lapply(x, as.vector), mtcars$mpg, shuffle = TRUE),
+              steps = 1)
+  expect_identical(seen, list(wt = list(NULL), cyl = list(NULL), am = list(NULL),
+                              gear = list(NULL), labels = list(NULL)))
+})

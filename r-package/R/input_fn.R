@@ -262,7 +262,7 @@ check_no_missing <- function(data, names, call = rlang::caller_env()) {
       cli::cli_abort(
         c(
           "Column {.val {name}} has {length(missing)} missing value{?s} ({.code NA}), first in row {missing[[1L]]}.",
-          "i" = "Remove or impute them before {.fn input_fn}, e.g. with {.code na.omit(data)}."
+          "i" = "Remove or impute them first, e.g. with {.code na.omit(data)}."
         ),
         class = "pyhooks_error_argument", call = call
       )
@@ -273,7 +273,7 @@ check_no_missing <- function(data, names, call = rlang::caller_env()) {
       cli::cli_abort(
         c(
           "Column {.val {name}} has {length(infinite)} infinite value{?s} ({.code Inf} or {.code -Inf}), first in row {row}.",
-          "i" = "Remove them, or replace them by finite values, before {.fn input_fn}."
+          "i" = "Remove them first, or replace them by finite values."
         ),
         class = "pyhooks_error_argument", call = call
       )

@@ -34,6 +34,7 @@ numpy_input_fn <- function(x, y = NULL, batch_size = 128L, num_epochs = 1L, shuf
                            queue_capacity = 1000L, num_threads = 1L) {
   rlang::check_required(x)
   call <- rlang::current_env()
+  user_call <- sys.call()
   if (is.matrix(x) && !is.null(colnames(x))) x <- as.data.frame(x, stringsAsFactors = FALSE)
   if (!is.list(x) || !length(x) || is.null(names(x)) || !all(nzchar(names(x)))) {
     cli::cli_abort(
@@ -57,10 +58,16 @@ numpy_input_fn <- function(x, y = NULL, batch_size = 128L, num_epochs = 1L, shuf
     cli::cli_abort("{.arg x} and {.arg y} must hold the same number of rows, not {sizes}.",
                    class = "pyhooks_error_argument", call = call)
   }
-  made <- input_fn(c(x, labels), features = names(x),
-                   response = if (length(labels)) names(labels), batch_size = batch_size,
-                   shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
-                   num_threads = num_threads)
+  made <- rlang::try_fetch(
+    input_fn(c(x, labels), features = names(x),
+             response = if (length(labels)) names(labels), batch_size = batch_size,
+             shuffle = shuffle, num_epochs = num_epochs, queue_capacity = queue_capacity,
+             num_threads = num_threads),
+    error = function(cnd) { # what input_fn() refuses is the user's numpy_input_fn() call
+      cnd$call <- user_call
+      stop(cnd)
+    }
+  )
   # a named list or data frame `y`: a model_fn's labels are a named list, as in TensorFlow
   reticulate::py_set_attr(made, "labels_as_dict", is_named_columns(y))
   made

@@ -115,3 +115,17 @@ test_that("a one-column matrix of numbers reaches a model_fn as [batch, 1], as N
   expect_identical(seen, list(wt = list(NULL), cyl = list(NULL), am = list(NULL),
                               gear = list(NULL), labels = list(NULL)))
 })
+
+test_that("what input_fn() refuses of a numpy_input_fn() call is told as numpy_input_fn()'s error", {
+  skip_if_no_pyhooks()
+  missing_wt <- replace(mtcars$wt, 3, NA)
+  error <- expect_error(numpy_input_fn(list(wt = missing_wt), mtcars$mpg, shuffle = TRUE),
+                        "Column \"wt\" has 1 missing value .* row 3", class = "pyhooks_error_argument")
+  expect_identical(conditionCall(error)[[1L]], quote(numpy_input_fn))
+  error <- expect_error(numpy_input_fn(list(wt = mtcars$wt), mtcars$mpg, shuffle = TRUE,
+                                       batch_size = 0), "`batch_size` must be positive, got 0")
+  expect_identical(conditionCall(error)[[1L]], quote(numpy_input_fn))
+  # input_fn() called directly still names itself
+  error <- expect_error(input_fn(mtcars, features = "wt", response = "mpg", batch_size = 0))
+  expect_identical(conditionCall(error)[[1L]], quote(input_fn))
+})

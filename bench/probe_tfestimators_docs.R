@@ -89,7 +89,7 @@ REASONS <- list(
        reason = "a fragment of a model_fn: `return()` outside a function (fails in tfestimators too)", doc_gap = TRUE),
   list(pattern = "object '(features|labels|mode|params|tensor_of_predictions|age|logits|dropout|dense|pool[12](_flat)?|conv[12]|input_layer|second_hidden_layer|hidden_layer|predictions|predicted_classes|loss|onehot_labels)' not found",
        reason = "a fragment of a model_fn: uses the model_fn's arguments or locals (fails in tfestimators too)", doc_gap = TRUE),
-  list(pattern = "Attempt to convert a value \\(<function|comparison \\(==\\) is possible only for atomic",
+  list(pattern = "`inputs` must be a tensor .*, got a function|Attempt to convert a value \\(<function|comparison \\(==\\) is possible only for atomic",
        reason = "a fragment of a model_fn: its `labels` / `mode` / `input_layer` are R functions outside one (fails in tfestimators too)", doc_gap = TRUE),
   list(pattern = "'\\.\\.\\.' used in an incorrect context",
        reason = "placeholder code: `...` stands for the reader's own columns", doc_gap = TRUE),

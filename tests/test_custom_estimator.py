@@ -1,5 +1,7 @@
 """Custom estimators (estimator(model_fn)), TF1-style layers, run_config, through real TensorFlow."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -216,6 +218,19 @@ def test_layers_shapes_and_names():
             layers.dense(flat, 2.5)
         with pytest.raises(ValueError, match="padding"):
             layers.conv2d(x, 2, 3, padding="full")
+
+
+@pytest.mark.parametrize("layer", [lambda inputs: layers.dense(inputs, 3),
+                                   lambda inputs: layers.conv2d(inputs, 2, 3),
+                                   layers.flatten])
+@pytest.mark.parametrize("given, said", [(len, "a function"), (None, "None (NULL in R)"),
+                                         ({"wt": 1.0}, "a dict")])
+def test_layers_name_what_they_got_instead_of_a_tensor(layer, given, said):
+    # e.g. R's `input_layer` (pyhooks' function) or `labels` (base R's) outside a model_fn
+    with tf.Graph().as_default():
+        with pytest.raises(TypeError, match=r"^(dense|conv2d|flatten)\(\): `inputs` must be a "
+                                            r"tensor .*, got " + re.escape(said)):
+            layer(given)
 
 
 @pytest.mark.parametrize("names", [["wt", "cyl"], ["cyl", "wt"]])

@@ -45,8 +45,19 @@ def _padding(padding):
     return padding.upper()
 
 
-def _float_input(tf, inputs):
-    inputs = tf.convert_to_tensor(inputs)
+def _tensor(tf, who, inputs):
+    """``inputs`` as a tensor, or an error naming the layer, the argument and what was given."""
+    try:
+        return tf.convert_to_tensor(inputs)
+    except (TypeError, ValueError) as error:
+        given = ("a function" if callable(inputs) else "None (NULL in R)" if inputs is None
+                 else f"a {type(inputs).__name__}: {inputs!r:.80}")
+        raise TypeError(f"{who}(): `inputs` must be a tensor (or an array of numbers), got "
+                        f"{given}.") from error
+
+
+def _float_input(tf, who, inputs):
+    inputs = _tensor(tf, who, inputs)
     if not inputs.dtype.is_floating:
         inputs = tf.cast(inputs, tf.float32)
     return inputs
@@ -58,7 +69,7 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     tf = import_tensorflow()
     v1 = tf.compat.v1
     units = _whole("units", units)
-    inputs = _float_input(tf, inputs)
+    inputs = _float_input(tf, "dense", inputs)
     if inputs.shape.rank is None or inputs.shape[-1] is None:
         raise ValueError(f"dense(): the last dimension of `inputs` must be known, got "
                          f"{inputs.shape}.")
@@ -92,7 +103,7 @@ def dropout(inputs, rate=0.5, training=False, name=None, seed=None):
 def flatten(inputs, name=None):
     """``[batch, ...]`` as ``[batch, product of the other dimensions]``."""
     tf = import_tensorflow()
-    inputs = tf.convert_to_tensor(inputs)
+    inputs = _tensor(tf, "flatten", inputs)
     return tf.reshape(inputs, [-1, int(np.prod(inputs.shape[1:]))], name=name)
 
 
@@ -105,7 +116,7 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", activa
     filters = _whole("filters", filters)
     kh, kw = _pair("kernel_size", kernel_size)
     sh, sw = _pair("strides", strides)
-    inputs = _float_input(tf, inputs)
+    inputs = _float_input(tf, "conv2d", inputs)
     if inputs.shape.rank != 4:
         raise ValueError(f"conv2d(): `inputs` must be [batch, height, width, channels], got "
                          f"{inputs.shape}.")

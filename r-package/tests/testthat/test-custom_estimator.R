@@ -317,6 +317,14 @@ test_that("tf$contrib's layers, optimize_loss() and get_global_step() build a mo
                "`optimizer` .Momentum. is not one of")
 })
 
+test_that("tf$layers name what they got when it is not a tensor", {
+  skip_if_no_pyhooks()
+  # outside a model_fn, the articles' `input_layer` is pyhooks' function, not a tensor
+  expect_error(tf$layers$dense(inputs = input_layer, units = 10L, activation = tf$nn$relu),
+               "dense\\(\\): `inputs` must be a tensor .*, got a function\\.")
+  expect_error(tf$layers$flatten(NULL), "flatten\\(\\): `inputs` .*, got None \\(NULL in R\\)")
+})
+
 test_that("R hooks see a custom estimator's loss in the losses collection", {
   skip_if_no_pyhooks()
   seen <- numeric()

@@ -464,10 +464,14 @@ def test_feature_that_is_the_response(shared_lr, mtcars):
         shared_lr.train(inp, steps=1)
 
 
-def test_wrong_feature_type(shared_lr):
+def test_wrong_feature_type(mtcars):
     inp = input_fn({"drat": ["a", "b"], "mpg": [1.0, 2.0]}, features="drat", response="mpg")
+    model = linear_regressor([column_numeric("drat")])
+    with pytest.raises(TypeError, match="Column 'drat' must be numeric .* strings such as 'a'"):
+        model.train(inp, steps=1)  # the feature column's check
+    model.train(input_fn(mtcars, features="drat", response="mpg"), steps=1)
     with pytest.raises(TypeError) as raised:
-        shared_lr.train(inp, steps=1)
+        model.train(inp, steps=1)  # once trained, the recorded schema's
     assert "'drat'" in str(raised.value) and "float values" in str(raised.value)
 
 

@@ -1,6 +1,7 @@
 """Feature columns: construction checks (no TensorFlow) and what they compute in a graph."""
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -218,3 +219,58 @@ def test_column_data_checks_before_training(colours):
     model = linear_regressor([column_categorical_with_identity("colour", 2)])
     with pytest.raises(TypeError, match="whole numbers"):
         model.train(input_fn(colours, ["colour"], "amount"), steps=1)
+
+
+def _column_model(columns, custom, model_dir):
+    """A linear regressor of ``columns``, canned or as a ``model_fn`` over ``input_layer()``."""
+    from pyhooks.estimators import (estimator, estimator_spec, input_layer, layers,
+                                    linear_regressor, run_config)
+
+    config = run_config(tf_random_seed=3)
+    if not custom:
+        return linear_regressor(columns, model_dir=model_dir, config=config)
+
+    def model_fn(features, labels, mode):
+        out = tf.reshape(layers.dense(input_layer(features, columns), 1), [-1])
+        if mode == "infer":
+            return estimator_spec(mode, predictions={"predictions": out})
+        loss = tf.compat.v1.losses.mean_squared_error(labels, out)
+        step = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step())
+        return estimator_spec(mode, loss=loss, train_op=step)
+
+    return estimator(model_fn, model_dir=model_dir, config=config)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: column_categorical_with_hash_bucket("k", 7),
+    lambda: column_crossed(["k", "s"], 11),
+    lambda: column_categorical_with_identity("k", 5),
+], ids=["hash_bucket", "crossed", "identity"])
+@pytest.mark.parametrize("custom", [False, True], ids=["canned", "model_fn"])
+def test_categorical_columns_of_numbers_take_whole_floats_and_refuse_fractions(make, custom,
+                                                                               tmp_path):
+    # R's numbers are doubles: whole ones are ids or hashed as their integers; a fraction
+    # is refused, never rounded (TensorFlow takes no floats in these columns at all)
+    columns = [column_indicator(make())]
+    k = np.arange(40) % 5
+    data = {"k": k, "s": np.where(k % 2 == 0, "a", "b"), "y": k * 1.5}
+    model = _column_model(columns, custom, str(tmp_path))
+    model.train(input_fn(data, ["k", "s"], "y", batch_size=10, num_epochs=None), steps=40,
+                hooks=[_bar()])
+    as_ints = model.predict(input_fn(data, ["k", "s"], shuffle=False), as_dict=True)
+    as_ints = np.ravel(as_ints["predictions"])
+    as_floats = model.predict(input_fn(dict(data, k=k.astype(float)), ["k", "s"], shuffle=False),
+                              as_dict=True)
+    as_floats = np.ravel(as_floats["predictions"])
+    np.testing.assert_array_equal(as_floats, as_ints)
+    assert len(set(np.round(as_ints, 4))) > 1  # the ids tell the rows apart
+    fractions = input_fn(dict(data, k=np.where(k == 3, 3.5, k).astype(float)), ["k", "s"], "y",
+                         batch_size=10)
+    with pytest.raises(TypeError, match="'k' holds 3.5 .* trained on whole numbers"):
+        model.train(fractions, steps=4, hooks=[_bar()])  # the recorded schema
+    fresh = _column_model(columns, custom, str(tmp_path / "fresh"))
+    with pytest.raises(Exception) as raised:
+        fresh.train(fractions, steps=4, hooks=[_bar()])  # the column itself
+    assert re.search(r"['`]k['`] must hold (strings or )?whole numbers .*3\.5", str(raised.value),
+                     flags=re.S), str(raised.value)

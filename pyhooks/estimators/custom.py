@@ -187,7 +187,7 @@ class _FeatureBuilder(FeatureBuilder):
         if kind == FLOAT:
             return tf.cast(tensor, tf.float32)
         if kind == INT:
-            return tf.cast(tensor, tf.int64)
+            return self._whole(key, tensor)
         if kind == STR:
             if tensor.dtype != tf.string:
                 raise TypeError(f"input_layer(): feature {key!r} must hold strings for its "
@@ -200,9 +200,21 @@ class _FeatureBuilder(FeatureBuilder):
         tensor = _one_per_example(self._features[key])
         if tensor.dtype == tf.string:
             return tensor
-        if tensor.dtype.is_floating:
-            tensor = tf.cast(tensor, tf.int64)
-        return tf.strings.as_string(tensor)
+        return tf.strings.as_string(self._whole(key, tensor))
+
+    def _whole(self, key, tensor):
+        """A feature's numbers as int64; a fraction fails the step naming the feature (a float
+        input is checked when it runs, never rounded: TensorFlow refuses floats here)."""
+        tf = self.tf
+        if not tensor.dtype.is_floating:
+            return tf.cast(tensor, tf.int64)
+        fraction = tf.not_equal(tensor, tf.math.floor(tensor))
+        check = tf.debugging.Assert(
+            tf.logical_not(tf.reduce_any(fraction)),
+            [f"input_layer(): feature `{key}` must hold whole numbers for its categorical "
+             "column, got", tf.boolean_mask(tensor, fraction)], summarize=1)
+        with tf.control_dependencies([check]):
+            return tf.cast(tensor, tf.int64)
 
 
 def _one_per_example(tensor):

@@ -595,7 +595,8 @@ def column_categorical_with_identity(key, num_buckets, default_value=None):
 
 
 def column_categorical_with_hash_bucket(key, hash_bucket_size, dtype="string"):
-    """A categorical column whose ids are hashes of the values (strings or whole numbers)."""
+    """A categorical column whose ids are hashes of the values: strings, or whole numbers (hashed
+    as their digits, ``4.0`` as ``"4"``); a number with a fraction is refused, never rounded."""
     return HashBucketColumn(key, hash_bucket_size, dtype)
 
 
@@ -642,7 +643,8 @@ def column_bucketized(source_column, boundaries):
 
 
 def column_crossed(keys, hash_bucket_size, hash_key=None):
-    """Hashed crosses of several column names or categorical columns."""
+    """Hashed crosses of several column names (read as by
+    :func:`column_categorical_with_hash_bucket`) or categorical columns."""
     return CrossedColumn(keys, hash_bucket_size, hash_key)
 
 

@@ -364,7 +364,13 @@ def convert(key, values, kind, column):
             raise TypeError(f"Column {key!r} must hold strings for {who} (its vocabulary is "
                             f"strings), got {values.dtype} values such as {values[0]!r}.")
         return values
-    # STR_OR_INT: hashed as strings; whole numbers as their decimal text (made by coded)
-    if dtype == "b" or (dtype == "f" and np.all(np.mod(values, 1) == 0)):
+    # STR_OR_INT: hashed as strings; whole numbers as their decimal text (made by coded).
+    # A fraction is refused (TensorFlow refuses floats here): no rounding it silently.
+    if dtype == "f":
+        fractions = np.mod(values, 1) != 0
+        if np.any(fractions):
+            raise TypeError(f"Column {key!r} must hold strings or whole numbers for {who}, got "
+                            f"{values[fractions][0]!r}.")
+    if dtype in "bf":
         return values.astype(np.int64)
     return values

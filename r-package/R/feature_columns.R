@@ -197,6 +197,11 @@ column_categorical_with_identity <- function(..., num_buckets, default_value = N
 
 #' A categorical feature column of hashed values
 #'
+#' The input column holds strings, factors or whole numbers (a whole number
+#' is hashed as its digits, `4` as `"4"`). Numbers with a fraction are
+#' refused, never rounded: round them first, or cut them into ranges with
+#' [column_bucketized()].
+#'
 #' @param ... One or more column names of the input data.
 #' @param hash_bucket_size Number of buckets.
 #' @param dtype The type of the values (`"string"`).
@@ -277,6 +282,10 @@ column_bucketized <- function(source_column, boundaries) {
 }
 
 #' Hashed crosses of several columns
+#'
+#' A column named in `keys` is read as by
+#' [column_categorical_with_hash_bucket()]: strings, factors or whole
+#' numbers; numbers with a fraction are refused.
 #'
 #' @param keys Column names and/or categorical columns (at least two).
 #' @param hash_bucket_size Number of buckets.

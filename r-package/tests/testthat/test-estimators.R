@@ -80,6 +80,21 @@ test_that("the column functions build feature columns", {
   expect_identical(quiet_train(dnn_regressor(c(3), dense), input, steps = 1)$steps, 1L)
 })
 
+test_that("hashed and crossed columns of numbers take whole numbers and refuse fractions", {
+  skip_if_no_pyhooks()
+  # R's numbers are doubles: whole ones hash as their integers; a fraction is never rounded
+  for (column in list(column_categorical_with_hash_bucket("wt", hash_bucket_size = 5),
+                      column_crossed(c("wt", "cyl"), hash_bucket_size = 10))) {
+    model <- linear_regressor(feature_columns(column))
+    expect_error(quiet_train(model, input_fn(mtcars, features = c("wt", "cyl"), response = "mpg"),
+                             steps = 1),
+                 "Column \"wt\" must hold strings or whole numbers for .*, got 2.62")
+    whole <- transform(mtcars, wt = round(wt))
+    expect_identical(quiet_train(model, input_fn(whole, features = c("wt", "cyl"), response = "mpg"),
+                                 steps = 1)$steps, 1L)
+  }
+})
+
 test_that("column errors are clear", {
   skip_if_no_pyhooks()
   expect_error(column_numeric(), "At least one column name")

@@ -190,6 +190,28 @@ def test_dates_durations_and_complex_numbers_are_refused_with_a_way_to_convert(v
     with pytest.raises(TypeError, match=f"Column 'when' {words}") as raised:
         est.input_fn({"when": values, "y": [1.0, 2.0]}, "when", "y")
     assert "Convert" in str(raised.value) or "real and imaginary" in str(raised.value)
+    if words == "holds durations":  # their hint is not the dates' "days since 1970-01-01"
+        assert "np.timedelta64(1, 'D')" in str(raised.value)
+        assert "1970" not in str(raised.value)
+
+
+@pytest.mark.parametrize("values", [np.array([b"red", b"gr\xc3\xbcn", b"red"]),
+                                    np.array([b"red", "grün".encode(), b"red"], dtype=object)],
+                         ids=["numpy_bytes", "python_bytes"])
+def test_bytes_are_their_utf8_text(values, tmp_path):
+    # TensorFlow's strings are UTF-8 bytes: b"red" is "red" to a vocabulary, as in TensorFlow
+    colour = est.column_categorical_with_vocabulary_list("colour", ["red", "grün"])
+    model = est.linear_regressor([est.column_indicator(colour)], model_dir=str(tmp_path))
+    as_text = {"colour": np.array(["red", "grün", "red"]), "y": [1.0, 5.0, 1.0]}
+    model.train(est.input_fn(as_text, "colour", "y", batch_size=3, num_epochs=None), steps=30,
+                hooks=[quiet_bar()])
+    want = model.predict(est.input_fn(as_text, "colour", shuffle=False), as_dict=True)
+    got = model.predict(est.input_fn({"colour": values}, "colour", shuffle=False), as_dict=True)
+    np.testing.assert_array_equal(got["predictions"], want["predictions"])
+    assert want["predictions"][1] != want["predictions"][0]
+    with pytest.raises(ValueError, match=r"Column 'colour' has 1 value\(s\) of bytes that are "
+                                         r"not UTF-8 text, first at index 1: decode them"):
+        est.input_fn({"colour": np.array([b"red", b"\xff"], dtype=object)}, "colour")
 
 
 @pytest.mark.parametrize("column", ["x", "y"])

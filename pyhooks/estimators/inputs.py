@@ -106,6 +106,12 @@ def _bad_values_error(name, mask, what, fix, first_row):
 _DATE_FIX = ("pyhooks does not turn {what} into numbers on its own. Convert the column "
              "first, e.g. to days since 1970-01-01 (`values.astype('datetime64[D]').astype("
              "'int64')`) or to a category such as its month")
+_DURATION_FIX = ("pyhooks does not turn {what} into numbers on its own. Convert the column "
+                 "first, e.g. to days (`values / np.timedelta64(1, 'D')`)")
+
+
+def _fix(what):
+    return (_DATE_FIX if what.startswith("dates") else _DURATION_FIX).format(what=what)
 
 
 def _check_numbers(name, array, first_row):
@@ -140,7 +146,8 @@ def as_column(name, values, first_row=0):
 
     Numbers keep their dtype (``float32`` stays ``float32``, as TensorFlow 1's
     ``numpy_input_fn`` kept it); lists of Python numbers become ``float64`` or
-    ``int64``; booleans ``bool``; text ``str``. A pandas categorical (or an R
+    ``int64``; booleans ``bool``; text ``str``; bytes the ``str`` they encode in UTF-8 (as
+    TensorFlow reads them). A pandas categorical (or an R
     factor) holds its labels and keeps its levels (:class:`Factor`). Missing
     values, ±Inf, dates, durations and complex numbers are refused, naming the
     column (and the first row).
@@ -173,8 +180,7 @@ def as_column(name, values, first_row=0):
     kind = array.dtype.kind
     if kind in "Mm":
         what = "dates and times" if kind == "M" else "durations"
-        raise TypeError(f"Column {name!r} holds {what} ({array.dtype}): "
-                        + _DATE_FIX.format(what=what) + ".")
+        raise TypeError(f"Column {name!r} holds {what} ({array.dtype}): " + _fix(what) + ".")
     if kind == "c":
         raise TypeError(f"Column {name!r} holds complex numbers: give their real and imaginary "
                         "parts as two numeric columns (`values.real`, `values.imag`).")
@@ -183,8 +189,10 @@ def as_column(name, values, first_row=0):
         return array, factor
     if kind in "iub":
         return array, factor
-    if kind in "US":
-        return array.astype(str, copy=False), factor
+    if kind == "U":
+        return array, factor
+    if kind == "S":
+        return _utf8(name, array, first_row), factor
     if kind == "O":
         return _object_column(name, array, first_row), factor
     raise TypeError(f"Column {name!r} has unsupported type {array.dtype} (numbers, booleans or "
@@ -208,9 +216,11 @@ def _object_column(name, array, first_row):
            for v in array):
         what = "dates and times" if not any(
             isinstance(v, (datetime.timedelta, np.timedelta64)) for v in array) else "durations"
-        raise TypeError(f"Column {name!r} holds {what}: " + _DATE_FIX.format(what=what) + ".")
+        raise TypeError(f"Column {name!r} holds {what}: " + _fix(what) + ".")
     if all(isinstance(v, str) for v in array):
         return array.astype(str)
+    if all(isinstance(v, (bytes, np.bytes_)) for v in array):
+        return _utf8(name, array.astype(bytes), first_row)
     if all(isinstance(v, (bool, np.bool_)) for v in array):
         return array.astype(bool)
     if all(isinstance(v, numbers.Integral) for v in array):
@@ -222,6 +232,25 @@ def _object_column(name, array, first_row):
     types = sorted({type(v).__name__ for v in array})
     raise TypeError(f"Column {name!r} must hold numbers or strings of one kind, got a mix "
                     f"of {', '.join(types)}.")
+
+
+def _utf8(name, array, first_row):
+    """Bytes as the text they encode in UTF-8 (TensorFlow's string tensors hold UTF-8 bytes, so
+    ``b"red"`` is ``"red"`` to a vocabulary), or an error naming the column and the first row."""
+    try:
+        return np.char.decode(array, "utf-8")
+    except UnicodeDecodeError:
+        bad = np.array([not _decodes(v) for v in array], dtype=bool)
+        raise _bad_values_error(name, bad, "value(s) of bytes that are not UTF-8 text",
+                                "decode them to str first, with their encoding", first_row)
+
+
+def _decodes(value):
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 _R_TYPES = {"double": "<f8", "integer": "<i4", "logical": "<i4"}

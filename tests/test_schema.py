@@ -195,6 +195,18 @@ def test_dates_durations_and_complex_numbers_are_refused_with_a_way_to_convert(v
         assert "1970" not in str(raised.value)
 
 
+@pytest.mark.parametrize("values, mix", [
+    ([True, 2, 3], "bool, int"),  # numpy alone would read 1, 2, 3
+    ([False, 2.5, 1.0], "bool, float"),
+    (np.array([1, "a", 2.0], dtype=object), "float, int, str"),
+    ([1, "a"], "int, str"),  # numpy alone would read "1", "a"
+])
+def test_a_mix_of_kinds_is_refused_naming_them(values, mix):
+    with pytest.raises(TypeError, match=rf"Column 'x' must hold values of one kind \(numbers, "
+                                        rf"booleans or strings\), got a mix of {mix}\."):
+        est.input_fn({"x": values}, "x")
+
+
 @pytest.mark.parametrize("values", [np.array([b"red", b"gr\xc3\xbcn", b"red"]),
                                     np.array([b"red", "grün".encode(), b"red"], dtype=object)],
                          ids=["numpy_bytes", "python_bytes"])

@@ -163,8 +163,9 @@ def as_column(name, values, first_row=0):
             values = values.to_numpy()
     try:
         array = np.asarray(values)
-        if isinstance(values, (list, tuple)) and array.ndim == 1 and array.dtype.kind == "U":
-            # numpy silently turns [1, "a"] into strings: look at every value
+        if isinstance(values, (list, tuple)) and array.ndim == 1 and (
+                array.dtype.kind == "U" or array.dtype.kind in "iuf" and _any_bool(values)):
+            # numpy silently turns [1, "a"] into strings, [True, 2] into 1, 2: look at every value
             array = np.empty(len(values), dtype=object)
             array[:] = values
     except (TypeError, ValueError) as error:
@@ -223,15 +224,20 @@ def _object_column(name, array, first_row):
         return _utf8(name, array.astype(bytes), first_row)
     if all(isinstance(v, (bool, np.bool_)) for v in array):
         return array.astype(bool)
-    if all(isinstance(v, numbers.Integral) for v in array):
+    numbers_only = not _any_bool(array)  # booleans among numbers are a mix, not 0 and 1
+    if numbers_only and all(isinstance(v, numbers.Integral) for v in array):
         return array.astype(np.int64)
-    if all(isinstance(v, numbers.Real) for v in array):
+    if numbers_only and all(isinstance(v, numbers.Real) for v in array):
         values = array.astype(np.float64)
         _check_numbers(name, values, first_row)
         return values
     types = sorted({type(v).__name__ for v in array})
-    raise TypeError(f"Column {name!r} must hold numbers or strings of one kind, got a mix "
-                    f"of {', '.join(types)}.")
+    raise TypeError(f"Column {name!r} must hold values of one kind (numbers, booleans or "
+                    f"strings), got a mix of {', '.join(types)}.")
+
+
+def _any_bool(values):
+    return any(isinstance(v, (bool, np.bool_)) for v in values)
 
 
 def _utf8(name, array, first_row):

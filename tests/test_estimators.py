@@ -362,6 +362,31 @@ def test_predict_regressor(shared_lr, mtcars):
         shared_lr.predict(inp, predict_keys="probabilities")
 
 
+def test_predict_refuses_an_input_that_shuffles(shared_lr, mtcars, tmp_path):
+    from pyhooks.estimators import numpy_input_fn, tf_estimator
+
+    shared_lr.train(input_fn(mtcars, ["drat"], "mpg"), steps=1, hooks=[quiet_bar()])
+    said = r"predict\(\): `input_fn` shuffles its rows \(shuffle=True\), so the predictions"
+    drat = {"drat": np.asarray(mtcars["drat"])}
+    for shuffled in (input_fn(mtcars, ["drat"], shuffle=True),
+                     numpy_input_fn(drat, shuffle=True)):
+        with pytest.raises(ValueError, match=said):
+            shared_lr.predict(shuffled)
+    # tf.estimator's spelling too: TensorFlow returned the predictions shuffled
+    def model_fn(features, labels, mode):
+        return tf_estimator.EstimatorSpec(mode, predictions=features["drat"] * 2.0)
+
+    model = tf_estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match=said):
+        model.predict(numpy_input_fn(drat, shuffle=True))
+    # 'auto' and False keep the input order; evaluate() may shuffle (its metrics do not care)
+    in_order = shared_lr.predict(numpy_input_fn(drat, shuffle=False), as_dict=True)
+    np.testing.assert_array_equal(
+        in_order["predictions"],
+        shared_lr.predict(input_fn(mtcars, ["drat"]), as_dict=True)["predictions"])
+    shared_lr.evaluate(input_fn(mtcars, ["drat"], "mpg", shuffle=True))
+
+
 @pytest.fixture(scope="module")
 def separable():
     rng = np.random.default_rng(0)

@@ -524,11 +524,13 @@ class Estimator:
 
     def predict(self, input_fn, hooks=None, predict_keys=None, as_dict=False,
                 checkpoint_path=None):
-        """Predictions for every example of ``input_fn``, in input order (unless it shuffles).
+        """Predictions for every example of ``input_fn``, in input order.
 
         Args:
             input_fn: an :func:`input_fn` (its ``response`` is ignored); one pass is made
                 whatever ``num_epochs`` says. Checked against the model's data contract.
+                An input made with ``shuffle=True`` is refused: its predictions would not
+                follow the rows of the data (TensorFlow returned them shuffled).
             hooks: a list of hooks run in the prediction loop.
             predict_keys: a key or list of keys to keep (default: all). Regressors:
                 ``predictions``. Classifiers: ``logits``, ``logistic`` (binary only),
@@ -545,6 +547,10 @@ class Estimator:
         """
         hooks = check_hooks(hooks)
         feeds, _ = self._feeds(input_fn, PREDICT)
+        if input_fn.shuffles(training=False):
+            raise ValueError("predict(): `input_fn` shuffles its rows (shuffle=True), so the "
+                             "predictions would not follow the rows of the data. Make it with "
+                             "shuffle='auto' (shuffles only for training) or shuffle=False.")
         state = self._state(PREDICT, feeds, input_fn, epochs=1)
         state.restore(checkpoint_path)
         keys = self._predict_keys(predict_keys, state)

@@ -192,7 +192,9 @@ stats::predict
 #'   vector-valued outputs such as `probabilities`). `FALSE` for a list with
 #'   one named list per example.
 #'   `evaluate()`: `TRUE` for a data frame, `FALSE` for a named list.
-#' @returns `predict()`: the predictions, see `simplify`.
+#' @returns `predict()`: the predictions, see `simplify`, one per row of the
+#'   input in its order. An input made with `shuffle = TRUE` is refused (its
+#'   predictions would not follow the rows); `"auto"` does not shuffle here.
 #' @export
 predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hooks = NULL,
                                       simplify = TRUE, checkpoint_path = NULL, ...) {

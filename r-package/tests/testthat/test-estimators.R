@@ -12,6 +12,18 @@ test_that("linear_regressor() trains, evaluates and predicts", {
   expect_error(linear_regressor(mtcars_columns(), optimizer = "Magic"), "optimizer")
 })
 
+test_that("predict() refuses an input that shuffles: its rows would not be the data's", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(feature_columns = mtcars_columns(), seed = 1)
+  quiet_train(model, steps = 1)
+  expect_error(predict(model, input_fn(mtcars, features = "drat", shuffle = TRUE)),
+               "`input_fn` shuffles its rows (shuffle=TRUE), so the predictions would not follow",
+               fixed = TRUE)
+  in_order <- predict(model, input_fn(mtcars, features = "drat", shuffle = FALSE))
+  expect_identical(in_order, predict(model, input_fn(mtcars, features = "drat")))
+  expect_equal(abs(cor(in_order, mtcars$drat)), 1, tolerance = 1e-5) # linear in drat, row by row
+})
+
 test_that("linear_classifier() predicts classes and probabilities", {
   skip_if_no_pyhooks()
   input <- input_fn(mtcars, features = c("wt", "hp"), response = "am", batch_size = 8L)

@@ -195,6 +195,20 @@ def test_dates_durations_and_complex_numbers_are_refused_with_a_way_to_convert(v
         assert "1970" not in str(raised.value)
 
 
+@pytest.mark.parametrize("where", ["feature", "response", "weight"])
+def test_numbers_beyond_float32_are_refused_naming_the_column(where, tmp_path):
+    # a canned model computes in float32: 1e39 would be Inf there, and the loss NaN
+    data = {"x": np.array([1.0, 2.0, 3.0]), "y": np.array([1.0, 2.0, 3.0]), "w": np.ones(3)}
+    data[{"feature": "x", "response": "y", "weight": "w"}[where]][1] = 1e39
+    model = est.linear_regressor([est.column_numeric("x")], weight_column="w",
+                                 model_dir=str(tmp_path))
+    named = {"feature": "Column 'x'", "response": "Response column 'y'",
+             "weight": "weight_column 'w'"}[where]
+    with pytest.raises(ValueError, match=rf"^{named} holds 1e\+39, beyond the range of the "
+                                         r"float32 numbers .* rescale it first\.$"):
+        model.train(est.input_fn(data, ["x", "w"], "y"), steps=1, hooks=[quiet_bar()])
+
+
 @pytest.mark.parametrize("values, mix", [
     ([True, 2, 3], "bool, int"),  # numpy alone would read 1, 2, 3
     ([False, 2.5, 1.0], "bool, float"),

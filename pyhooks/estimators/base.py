@@ -30,7 +30,8 @@ from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
 from pyhooks.estimators.inputs import check_input_fn, one_column
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
 from pyhooks.estimators.own_hooks import StopAfterNRuns, default_hooks
-from pyhooks.estimators.pipeline import Coded, aligned, coded, convert, reads_held, signature_of
+from pyhooks.estimators.pipeline import (Coded, aligned, check_float32_range, coded, convert,
+                                         reads_held, signature_of)
 from pyhooks.estimators.schema import Schema
 from pyhooks.estimators.stopping import StopReason, stop_reason
 from pyhooks.estimators.tensorboard import write_metrics
@@ -247,6 +248,7 @@ class Estimator:
             raise TypeError(f"weight_column {name!r} must be numeric, one value per row.")
         if (weights < 0).any():
             raise ValueError(f"weight_column {name!r} must not be negative.")
+        check_float32_range(f"weight_column {name!r}", weights, "the model")
         return aligned(weights, np.float32)
 
     def class_names(self):

@@ -12,6 +12,7 @@ import numpy as np
 
 from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.estimators.inputs import one_column
+from pyhooks.estimators.pipeline import check_float32_range
 from pyhooks.estimators.schema import label_ids
 from pyhooks.timer import check_positive
 
@@ -44,6 +45,7 @@ class RegressionHead:
                 what = "a factor" if name in input_fn.factors else f"strings such as {values[0]!r}"
                 raise TypeError(f"Response column {name!r} must be numeric for a regressor, got "
                                 f"{what}.")
+            check_float32_range(f"Response column {name!r}", values, "a regressor")
             stacked.append(values.reshape(len(values), -1).astype(np.float32))
         width = sum(part.shape[1] for part in stacked)
         if width != self.label_dimension:

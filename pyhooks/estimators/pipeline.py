@@ -343,6 +343,17 @@ def batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     return datasets
 
 
+def check_float32_range(what, values, who):
+    """Numbers beyond float32's range (which a canned model computes in) refused: as float32
+    they would be infinite, and the loss NaN, with no word of which column."""
+    if values.dtype.kind == "f" and values.dtype.itemsize > 4:
+        beyond = np.abs(values) > np.finfo(np.float32).max
+        if beyond.any():
+            raise ValueError(f"{what} holds {values[beyond][0]!r}, beyond the range of the "
+                             f"float32 numbers {who} computes in (about ±3.4e38): rescale it "
+                             "first.")
+
+
 def convert(key, values, kind, column):
     """An input column as the dtype a feature column needs; TypeError naming both."""
     dtype = values.dtype.kind
@@ -351,6 +362,7 @@ def convert(key, values, kind, column):
         if dtype not in "biuf":
             raise TypeError(f"Column {key!r} must be numeric for {who}, got strings such as "
                             f"{values[0]!r}.")
+        check_float32_range(f"Column {key!r}", values, who)
         return aligned(values, np.float32)
     if kind == INT:
         if dtype in "biu":

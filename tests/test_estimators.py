@@ -344,6 +344,9 @@ def test_evaluate_regressor_metrics(shared_lr, spec_input):
 
 
 def test_predict_regressor(shared_lr, mtcars):
+    # trained here too: run alone (or on another worker), shared_lr is new
+    shared_lr.train(input_fn(mtcars, ["drat"], "mpg", num_epochs=None), steps=5,
+                    hooks=[quiet_bar()])
     inp = input_fn(mtcars, features=["drat"], batch_size=5)  # no response: prediction only
     rows = predict(shared_lr, inp)
     assert len(rows) == 32

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -207,6 +208,16 @@ def test_numbers_beyond_float32_are_refused_naming_the_column(where, tmp_path):
     with pytest.raises(ValueError, match=rf"^{named} holds 1e\+39, beyond the range of the "
                                          r"float32 numbers .* rescale it first\.$"):
         model.train(est.input_fn(data, ["x", "w"], "y"), steps=1, hooks=[quiet_bar()])
+
+
+@pytest.mark.parametrize("values, said", [
+    ([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0, 7.0]], "2 value(s) at index 0, 3 at index 2"),
+    ([[1.0, 2.0], 3.0], "2 value(s) at index 0, 1 at index 1"),
+])
+def test_rows_of_different_lengths_are_refused_naming_two(values, said):
+    with pytest.raises(ValueError, match=r"^Column 'v' holds rows of different lengths: "
+                                         + re.escape(said)):
+        est.input_fn({"v": values}, "v")
 
 
 @pytest.mark.parametrize("values, mix", [

@@ -169,6 +169,7 @@ def as_column(name, values, first_row=0):
             array = np.empty(len(values), dtype=object)
             array[:] = values
     except (TypeError, ValueError) as error:
+        _check_row_lengths(name, values, first_row)
         raise TypeError(f"Column {name!r} cannot be read as an array: {error}") from error
     if array.ndim == 2 and array.shape[1] == 1 and array.dtype.kind not in "biuf":
         array = array[:, 0]  # text: one value per row (numbers keep their shape [n, 1])
@@ -198,6 +199,18 @@ def as_column(name, values, first_row=0):
         return _object_column(name, array, first_row), factor
     raise TypeError(f"Column {name!r} has unsupported type {array.dtype} (numbers, booleans or "
                     "strings are supported).")
+
+
+def _check_row_lengths(name, values, first_row):
+    """Rows of several values (a list column) of different lengths: an error naming two."""
+    lengths = [len(v) if hasattr(v, "__len__") and not isinstance(v, (str, bytes)) else 1
+               for v in values]
+    if len(set(lengths)) > 1:
+        at = next(i for i, n in enumerate(lengths) if n != lengths[0])
+        raise ValueError(f"Column {name!r} holds rows of different lengths: {lengths[0]} "
+                         f"value(s) at {row_label(0, first_row)}, {lengths[at]} at "
+                         f"{row_label(at, first_row)}. Each row must hold the same number "
+                         "(the `shape` of its column_numeric()).")
 
 
 def one_column(values):

@@ -12,7 +12,7 @@
 #'   response columns may be numeric, integer, logical, character or factor
 #'   columns, and must not hold `NA`, `Inf` or `-Inf` (an error names the
 #'   column and the row): remove or impute them first, e.g. with `na.omit()`.
-#'   `Date`, `POSIXct`, `difftime`, complex and raw columns are refused, with
+#'   `Date`, `POSIXct`, `difftime`, `integer64`, complex and raw columns are refused, with
 #'   the conversion to choose (e.g. `as.numeric(date)`): pyhooks never turns
 #'   them into numbers silently. Column names must be unique. Or the paths
 #'   (or globs) of CSV or TFRecord files, streamed and never held in memory
@@ -306,6 +306,8 @@ check_column_types <- function(data, names, call) {
         "factor(format(x, \"%H\"))" = "its hour")
     } else if (inherits(column, "difftime")) {
       c("as.numeric(x, units = \"days\")" = "a number of days (or the units you mean)")
+    } else if (inherits(column, "integer64")) { # bit64's: 64-bit integers in doubles' bits
+      c("as.numeric(x)" = "exact up to 2^53", "as.character(x)" = "labels, for a categorical column")
     } else if (is.complex(column)) {
       c("Re(x)" = "its real part, and Im(x) as another column")
     } else if (is.raw(column)) {

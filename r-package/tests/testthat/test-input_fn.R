@@ -108,6 +108,32 @@ test_that("dates, times, durations, complex and raw columns are refused with a c
                            response = "y"), error = TRUE)
 })
 
+test_that("a list column of vectors is column_numeric(shape =)'s input; ragged rows are refused", {
+  skip_if_no_pyhooks()
+  data <- data.frame(y = c(1.5, 2.5, 3.5, 4.5))
+  data$v <- list(c(1, 2), c(3, 4), c(5, 6), c(7, 8))
+  model <- linear_regressor(feature_columns(column_numeric("v", shape = 2)))
+  expect_identical(quiet_train(model, input_fn(data, features = "v", response = "y"), steps = 1)$steps, 1L)
+  data$v[[3]] <- c(5, 6, 7)
+  expect_error(input_fn(data, features = "v", response = "y"),
+               "Column \"v\" holds rows of different lengths: 2 value(s) at row 1, 3 at row 3.",
+               fixed = TRUE)
+})
+
+test_that("bit64's integer64 columns are refused: their doubles hold 64-bit integers' bits", {
+  skip_if_no_pyhooks()
+  # as doubles these would be 5e-324, 1e-323...: never read them so
+  big <- structure(c(1, 2), class = "integer64") # bit64's class (the package is not needed)
+  for (role in c("feature", "response")) {
+    data <- data.frame(x = c(1, 2), y = c(1, 2))
+    data[[if (role == "feature") "x" else "y"]] <- big
+    error <- expect_error(input_fn(data, features = "x", response = "y"),
+                          class = "pyhooks_error_argument")
+    expect_match(conditionMessage(error), "Column \"[xy]\" is <integer64>")
+    expect_match(conditionMessage(error), "as.numeric(x)` (exact up to 2^53)", fixed = TRUE)
+  }
+})
+
 test_that("Inf in a feature or the response is refused naming the column and the row", {
   skip_if_no_pyhooks()
   data <- mtcars

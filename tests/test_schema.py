@@ -220,6 +220,26 @@ def test_rows_of_different_lengths_are_refused_naming_two(values, said):
         est.input_fn({"v": values}, "v")
 
 
+@pytest.mark.parametrize("values", [
+    pd.array(["a", None, "b", None], dtype="string"),
+    pd.array([True, None, False, None], dtype="boolean"),
+    pd.array([1.5, None, 2.5, None], dtype="Float64"),
+    pd.Categorical(["a", None, "b", None]),
+], ids=["string", "boolean", "Float64", "categorical"])
+def test_pandas_missing_values_are_counted_and_located(values):
+    with pytest.raises(ValueError, match=r"^Column 'x' has 2 missing value\(s\) .*, first at "
+                                         r"index 1:"):
+        est.input_fn(pd.DataFrame({"x": values}), "x")
+
+
+def test_values_of_one_unreadable_kind_are_named_as_such():
+    import decimal
+
+    with pytest.raises(TypeError, match=r"^Column 'x' holds Decimal values, which pyhooks does "
+                                        r"not read as numbers, booleans or strings: convert"):
+        est.input_fn({"x": np.array([decimal.Decimal("1.5")] * 3, dtype=object)}, "x")
+
+
 @pytest.mark.parametrize("values, mix", [
     ([True, 2, 3], "bool, int"),  # numpy alone would read 1, 2, 3
     ([False, 2.5, 1.0], "bool, float"),

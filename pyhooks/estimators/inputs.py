@@ -134,8 +134,10 @@ def _categorical(values):
     if categories is None:
         return None
     codes = np.asarray(values.cat.codes, dtype=np.int32)
-    if (codes < 0).any():
-        return np.array([None] * len(codes), dtype=object), None  # missing: refused below
+    if (codes < 0).any():  # missing values (code -1), refused below with their rows
+        labels = np.asarray(categories, dtype=object)[np.maximum(codes, 0)]
+        labels[codes < 0] = None
+        return labels, None
     levels = tuple(categories.tolist())
     labels = np.asarray(categories)[codes]
     return labels, Factor(levels, codes)
@@ -221,8 +223,8 @@ def one_column(values):
 
 def _object_column(name, array, first_row):
     """An object array (Python values) as numbers, booleans or strings of one kind."""
-    missing = np.array([v is None or (isinstance(v, float) and v != v) for v in array],
-                       dtype=bool)
+    missing = np.array([v is None or (isinstance(v, float) and v != v)
+                        or type(v).__name__ == "NAType" for v in array], dtype=bool)  # pandas.NA
     if missing.any():
         raise _bad_values_error(name, missing, "missing value(s) (NaN/None)",
                                 "remove or impute them before input_fn()", first_row)
@@ -245,6 +247,10 @@ def _object_column(name, array, first_row):
         _check_numbers(name, values, first_row)
         return values
     types = sorted({type(v).__name__ for v in array})
+    if len(types) == 1:
+        raise TypeError(f"Column {name!r} holds {types[0]} values, which pyhooks does not read "
+                        "as numbers, booleans or strings: convert the column first (e.g. with "
+                        "float() or str() of each value).")
     raise TypeError(f"Column {name!r} must hold values of one kind (numbers, booleans or "
                     f"strings), got a mix of {', '.join(types)}.")
 

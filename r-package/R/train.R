@@ -195,6 +195,9 @@ stats::predict
 #' @returns `predict()`: the predictions, see `simplify`, one per row of the
 #'   input in its order. An input made with `shuffle = TRUE` is refused (its
 #'   predictions would not follow the rows); `"auto"` does not shuffle here.
+#'   A canned classifier's `probabilities` (and `logits`, when there is one
+#'   per class) are matrices whose columns are named by class, in the order of
+#'   the classes the model was trained on.
 #' @export
 predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hooks = NULL,
                                       simplify = TRUE, checkpoint_path = NULL, ...) {
@@ -216,7 +219,7 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
     )),
     r_hooks = r_hooks, what = "Prediction", call = call
   )
-  result <- restore_arrays(result)
+  result <- name_class_columns(restore_arrays(result), object)
   if (!isTRUE(simplify)) return(result)
   columns <- lapply(result, function(column) {
     if (is.array(column) && length(dim(column)) <= 2L && prod(dim(column)[-1L]) == 1L) {
@@ -226,6 +229,22 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   })
   if (length(columns) == 1L && !inherits(columns[[1L]], "AsIs")) return(columns[[1L]])
   as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
+}
+
+# A classifier's `probabilities` (and `logits`, one per class) as matrices whose columns
+# are named by class, as R's predict() methods name them: the columns follow the classes
+# the model was trained on, which need not be the order of a later input's factor levels.
+name_class_columns <- function(result, object) {
+  classes <- tryCatch(object$class_names(), error = function(e) NULL)
+  if (is_py_object(classes)) classes <- reticulate::py_to_r(classes)
+  if (!length(classes)) return(result)
+  for (key in intersect(c("probabilities", "logits"), names(result))) {
+    value <- result[[key]]
+    if (is.matrix(value) && ncol(value) == length(classes)) {
+      colnames(result[[key]]) <- as.character(unlist(classes))
+    }
+  }
+  result
 }
 
 # The input of a call: an input from input_fn() or numpy_input_fn(), or, as

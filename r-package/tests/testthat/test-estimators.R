@@ -41,6 +41,25 @@ test_that("linear_classifier() predicts classes and probabilities", {
   expect_error(linear_classifier(mtcars_columns(), n_classes = 2.5), "`n_classes` must be a whole number")
 })
 
+test_that("a classifier's probabilities and logits are named by class, as the model knows them", {
+  skip_if_no_pyhooks()
+  data <- transform(mtcars, gears = factor(gear, levels = c(5, 4, 3)))
+  model <- linear_classifier(feature_columns(column_numeric("wt", "hp")), n_classes = 3)
+  quiet_train(model, input_fn(data, features = c("wt", "hp"), response = "gears"), steps = 3)
+  # later data lists the levels in another order: the columns keep the trained one
+  later <- transform(mtcars, gears = factor(gear, levels = c(3, 4, 5)))
+  predictions <- predict(model, input_fn(later, features = c("wt", "hp")))
+  expect_identical(colnames(predictions$probabilities), c("5", "4", "3"))
+  expect_identical(colnames(predictions$logits), c("5", "4", "3"))
+  best <- colnames(predictions$probabilities)[max.col(predictions$probabilities, "first")]
+  expect_identical(best, predictions$classes)
+  binary <- linear_classifier(feature_columns(column_numeric("wt")), n_classes = 2)
+  quiet_train(binary, input_fn(mtcars, features = "wt", response = "am"), steps = 1)
+  predictions <- predict(binary, input_fn(mtcars, features = "wt"))
+  expect_identical(colnames(predictions$probabilities), c("0", "1"))
+  expect_null(dim(predictions$logits)) # one logit per example: a vector
+})
+
 test_that("linear_classifier() takes string labels with a vocabulary", {
   skip_if_no_pyhooks()
   data <- data.frame(x = mtcars$wt, gear = paste0("g", mtcars$gear))

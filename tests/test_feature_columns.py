@@ -214,10 +214,13 @@ def test_column_data_checks_before_training(colours):
         model.train(input_fn(colours, ["size"], "amount"), steps=1)
     assert "'size'" in str(raised.value) and "[0, 2)" in str(raised.value)
     model = linear_regressor([column_categorical_with_vocabulary_list("size", ["a", "b"])])
-    with pytest.raises(TypeError, match="must hold strings"):
+    with pytest.raises(TypeError, match="must hold strings .* Give the vocabulary as numbers, "
+                                        "or make the column text"):
         model.train(input_fn(colours, ["size"], "amount"), steps=1)
     model = linear_regressor([column_categorical_with_identity("colour", 2)])
-    with pytest.raises(TypeError, match="whole numbers"):
+    with pytest.raises(TypeError, match="whole numbers .* For text \\(or a factor\\), use "
+                                        "column_categorical_with_vocabulary_list\\(\\) with its "
+                                        "values as strings"):
         model.train(input_fn(colours, ["colour"], "amount"), steps=1)
 
 

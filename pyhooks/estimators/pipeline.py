@@ -370,11 +370,15 @@ def convert(key, values, kind, column):
         if dtype == "f" and np.all(np.mod(values, 1) == 0):
             return aligned(values, np.int64)
         example = values[0] if dtype != "f" else values[np.mod(values, 1) != 0][0]
-        raise TypeError(f"Column {key!r} must hold whole numbers for {who}, got {example!r}.")
+        hint = (" For text (or a factor), use column_categorical_with_vocabulary_list() with "
+                "its values as strings." if dtype == "U" else "")
+        raise TypeError(f"Column {key!r} must hold whole numbers for {who}, got {example!r}."
+                        + hint)
     if kind == STR:
         if dtype != "U":
             raise TypeError(f"Column {key!r} must hold strings for {who} (its vocabulary is "
-                            f"strings), got {values.dtype} values such as {values[0]!r}.")
+                            f"strings), got {values.dtype} values such as {values[0]!r}. Give "
+                            "the vocabulary as numbers, or make the column text.")
         return values
     # STR_OR_INT: hashed as strings; whole numbers as their decimal text (made by coded).
     # A fraction is refused (TensorFlow refuses floats here): no rounding it silently.

@@ -30,8 +30,8 @@ from pyhooks.estimators.graph import GraphSpec, GraphState, canned_build
 from pyhooks.estimators.inputs import check_input_fn, one_column
 from pyhooks.estimators.modes import EVAL, LABEL, PREDICT, TRAIN, WEIGHT, feature_name
 from pyhooks.estimators.own_hooks import StopAfterNRuns, default_hooks
-from pyhooks.estimators.pipeline import (Coded, aligned, check_float32_range, coded, convert,
-                                         reads_held, signature_of)
+from pyhooks.estimators.pipeline import (Coded, aligned, as_float32, coded, convert, reads_held,
+                                         signature_of)
 from pyhooks.estimators.schema import Schema
 from pyhooks.estimators.stopping import StopReason, stop_reason
 from pyhooks.estimators.tensorboard import write_metrics
@@ -248,8 +248,7 @@ class Estimator:
             raise TypeError(f"weight_column {name!r} must be numeric, one value per row.")
         if (weights < 0).any():
             raise ValueError(f"weight_column {name!r} must not be negative.")
-        check_float32_range(f"weight_column {name!r}", weights, "the model")
-        return aligned(weights, np.float32)
+        return as_float32(f"weight_column {name!r}", weights, "the model")
 
     def class_names(self):
         """The names of a classifier's classes (its ``classes`` predictions), or None."""
@@ -548,11 +547,12 @@ class Estimator:
             a list of dicts (one per example), or a dict of arrays if ``as_dict``.
         """
         hooks = check_hooks(hooks)
-        feeds, _ = self._feeds(input_fn, PREDICT)
-        if input_fn.shuffles(training=False):
+        check_input_fn(input_fn)
+        if input_fn.shuffles(training=False):  # refused before any data is converted
             raise ValueError("predict(): `input_fn` shuffles its rows (shuffle=True), so the "
                              "predictions would not follow the rows of the data. Make it with "
                              "shuffle='auto' (shuffles only for training) or shuffle=False.")
+        feeds, _ = self._feeds(input_fn, PREDICT)
         state = self._state(PREDICT, feeds, input_fn, epochs=1)
         state.restore(checkpoint_path)
         keys = self._predict_keys(predict_keys, state)

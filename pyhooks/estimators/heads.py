@@ -12,7 +12,7 @@ import numpy as np
 
 from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.estimators.inputs import one_column
-from pyhooks.estimators.pipeline import check_float32_range
+from pyhooks.estimators.pipeline import as_float32, first_fraction
 from pyhooks.estimators.schema import label_ids
 from pyhooks.timer import check_positive
 
@@ -45,8 +45,8 @@ class RegressionHead:
                 what = "a factor" if name in input_fn.factors else f"strings such as {values[0]!r}"
                 raise TypeError(f"Response column {name!r} must be numeric for a regressor, got "
                                 f"{what}.")
-            check_float32_range(f"Response column {name!r}", values, "a regressor")
-            stacked.append(values.reshape(len(values), -1).astype(np.float32))
+            stacked.append(as_float32(f"Response column {name!r}", values, "a regressor")
+                           .reshape(len(values), -1))
         width = sum(part.shape[1] for part in stacked)
         if width != self.label_dimension:
             raise ValueError(f"The estimator has label_dimension={self.label_dimension}, but the "
@@ -176,9 +176,10 @@ class ClassificationHead:
                             "use class ids 0..n_classes-1.")
         if values.dtype.kind == "b":
             values = values.astype(np.int64)
-        if values.dtype.kind == "f" and not np.all(np.mod(values, 1) == 0):
+        fraction = first_fraction(values)
+        if fraction is not None:
             raise ValueError(f"Response column {name!r} must hold class ids (whole numbers), got "
-                             f"{values[np.mod(values, 1) != 0][0]!r}.")
+                             f"{fraction!r}.")
         ids = values.astype(np.int64)
         bad = (ids < 0) | (ids >= self.n_classes)
         if bad.any():

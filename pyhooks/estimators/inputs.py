@@ -103,15 +103,16 @@ def _bad_values_error(name, mask, what, fix, first_row):
                       f"{row_label(int(rows[0]), first_row)}: {fix}.")
 
 
-_DATE_FIX = ("pyhooks does not turn {what} into numbers on its own. Convert the column "
-             "first, e.g. to days since 1970-01-01 (`values.astype('datetime64[D]').astype("
-             "'int64')`) or to a category such as its month")
-_DURATION_FIX = ("pyhooks does not turn {what} into numbers on its own. Convert the column "
-                 "first, e.g. to days (`values / np.timedelta64(1, 'D')`)")
+_TIME_FIXES = {
+    "dates and times": "e.g. to days since 1970-01-01 (`values.astype('datetime64[D]').astype("
+                       "'int64')`) or to a category such as its month",
+    "durations": "e.g. to days (`values / np.timedelta64(1, 'D')`)",
+}
 
 
 def _fix(what):
-    return (_DATE_FIX if what.startswith("dates") else _DURATION_FIX).format(what=what)
+    return (f"pyhooks does not turn {what} into numbers on its own. Convert the column first, "
+            + _TIME_FIXES[what])
 
 
 def _check_numbers(name, array, first_row):

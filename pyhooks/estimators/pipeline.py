@@ -343,15 +343,26 @@ def batches(tf, columns, levels, batch_size, chunk, epochs, buffer, seed):
     return datasets
 
 
-def check_float32_range(what, values, who):
-    """Numbers beyond float32's range (which a canned model computes in) refused: as float32
-    they would be infinite, and the loss NaN, with no word of which column."""
+def as_float32(what, values, who):
+    """``values`` as the aligned float32 array a canned model computes in; numbers beyond
+    float32's range are refused (as float32 they would be infinite, and the loss NaN, with no
+    word of which column)."""
     if values.dtype.kind == "f" and values.dtype.itemsize > 4:
         beyond = np.abs(values) > np.finfo(np.float32).max
         if beyond.any():
             raise ValueError(f"{what} holds {values[beyond][0]!r}, beyond the range of the "
                              f"float32 numbers {who} computes in (about ±3.4e38): rescale it "
                              "first.")
+    return aligned(values, np.float32)
+
+
+def first_fraction(values):
+    """The first value of ``values`` that is not a whole number, or None (and None for arrays
+    that are not floats)."""
+    if values.dtype.kind != "f":
+        return None
+    fractions = np.mod(values, 1) != 0
+    return values[fractions][0] if fractions.any() else None
 
 
 def convert(key, values, kind, column):
@@ -362,14 +373,12 @@ def convert(key, values, kind, column):
         if dtype not in "biuf":
             raise TypeError(f"Column {key!r} must be numeric for {who}, got strings such as "
                             f"{values[0]!r}.")
-        check_float32_range(f"Column {key!r}", values, who)
-        return aligned(values, np.float32)
+        return as_float32(f"Column {key!r}", values, who)
     if kind == INT:
-        if dtype in "biu":
+        fraction = first_fraction(values)
+        if dtype in "biu" or (dtype == "f" and fraction is None):
             return aligned(values, np.int64)
-        if dtype == "f" and np.all(np.mod(values, 1) == 0):
-            return aligned(values, np.int64)
-        example = values[0] if dtype != "f" else values[np.mod(values, 1) != 0][0]
+        example = values[0] if fraction is None else fraction
         hint = (" For text (or a factor), use column_categorical_with_vocabulary_list() with "
                 "its values as strings." if dtype == "U" else "")
         raise TypeError(f"Column {key!r} must hold whole numbers for {who}, got {example!r}."
@@ -382,11 +391,10 @@ def convert(key, values, kind, column):
         return values
     # STR_OR_INT: hashed as strings; whole numbers as their decimal text (made by coded).
     # A fraction is refused (TensorFlow refuses floats here): no rounding it silently.
-    if dtype == "f":
-        fractions = np.mod(values, 1) != 0
-        if np.any(fractions):
-            raise TypeError(f"Column {key!r} must hold strings or whole numbers for {who}, got "
-                            f"{values[fractions][0]!r}.")
+    fraction = first_fraction(values)
+    if fraction is not None:
+        raise TypeError(f"Column {key!r} must hold strings or whole numbers for {who}, got "
+                        f"{fraction!r}.")
     if dtype in "bf":
         return values.astype(np.int64)
     return values

@@ -1,9 +1,9 @@
-"""What the data checks cost: two pyhooks trees side by side on real-sized data.
+"""What the data checks cost: this checkout beside an earlier one, on real-sized data.
 
-Run: ``.venv/bin/python bench/bench_data_checks.py OLD_TREE NEW_TREE`` (``--rounds 5``),
-where each tree is a checkout of pyhooks (e.g. ``git worktree add /tmp/old <commit>``).
-Each side runs in a fresh process per round (rounds alternate the order); the tables
-show medians.
+Run: ``.venv/bin/python bench/bench_data_checks.py --against DIR`` (``--rounds N``,
+default 5), where DIR is a checkout of pyhooks (e.g. ``git worktree add /tmp/old
+<commit>``); without ``--against`` only this checkout's two sides run. Each side runs in
+a fresh process per round (rounds alternate the order); the table shows medians.
 
 Workloads (synthetic data from fixed seeds, 1,000,000 rows: ``x1``, ``x2`` numbers,
 ``user`` 50,000 distinct strings, ``color`` 8 strings, ``store`` 1,000 ids held as
@@ -19,7 +19,7 @@ whole doubles, as R holds them, and a 0/1 label):
   sigmoid cross-entropy, Adagrad 0.05, batch 256: examples/s over 400 steps after 50.
   The checks that ``store`` holds whole numbers run in this graph at every step.
 
-Sides: the old tree and the new tree fed ``store`` as doubles, and the new tree fed
+Sides: the earlier checkout and this one fed ``store`` as doubles, and this one fed
 ``store`` as int64 (no whole-number check to run: the floor for the check).
 """
 
@@ -108,8 +108,7 @@ def side(store_dtype):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("old")
-    parser.add_argument("new")
+    parser.add_argument("--against", help="an earlier checkout of pyhooks")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--side", nargs=2, help=argparse.SUPPRESS)  # tree, store dtype
     args = parser.parse_args()
@@ -117,17 +116,20 @@ def main():
         sys.path.insert(0, os.path.abspath(args.side[0]))  # this tree's pyhooks
         print(json.dumps(side(args.side[1])))
         return
-    sides = {"old, store as doubles": (args.old, "float64"),
-             "new, store as doubles": (args.new, "float64"),
-             "new, store as int64 (no check)": (args.new, "int64")}
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sides = {"this checkout, store as doubles": (here, "float64"),
+             "this checkout, store as int64 (no check)": (here, "int64")}
+    if args.against:
+        sides = {f"{args.against}, store as doubles": (args.against, "float64"), **sides}
     results = {name: [] for name in sides}
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     for round_ in range(args.rounds):
-        names = list(sides)[round_ % 3:] + list(sides)[:round_ % 3]
+        turn = round_ % len(sides)
+        names = list(sides)[turn:] + list(sides)[:turn]
         for name in names:
             tree, dtype = sides[name]
-            out = subprocess.run([sys.executable, os.path.abspath(__file__), "-", "-",
-                                  "--side", tree, dtype], cwd=tree, env=env, check=True,
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--side", tree,
+                                  dtype], cwd=tree, env=env, check=True,
                                  capture_output=True, text=True).stdout
             results[name].append(json.loads(out.strip().splitlines()[-1]))
             print(f"round {round_ + 1}: {name}: {results[name][-1]}", file=sys.stderr)

@@ -306,8 +306,24 @@ check_trained <- function(object, fn, call = rlang::caller_env()) {
 }
 
 check_estimator <- function(object, call = rlang::caller_env()) {
-  if (!inherits(object, "pyhooks_estimator")) {
-    cli::cli_abort("{.arg object} must be an estimator, not {.obj_type_friendly {object}}.",
-                   class = "pyhooks_error_argument", call = call)
+  if (inherits(object, "pyhooks_estimator")) return(invisible())
+  if (inherits(object, "pyhooks_history")) { # `model <- estimator %>% train(...)`
+    cli::cli_abort(
+      c("{.arg object} must be an estimator, not the training history that {.fn train} returns.",
+        "i" = "{.fn train} trains the estimator in place and returns its history: keep the estimator, e.g. {.code model <- linear_regressor(...)}, then {.code history <- train(model, ...)}, and use {.code model}."),
+      class = "pyhooks_error_argument", call = call)
   }
+  cli::cli_abort("{.arg object} must be an estimator, not {.obj_type_friendly {object}}.",
+                 class = "pyhooks_error_argument", call = call)
 }
+
+# train(), evaluate(), predict() and export_savedmodel() of anything else: an error
+# naming `object` (and, for a training history, what to do), not "no applicable method".
+#' @export
+train.default <- function(object, ...) check_estimator(object)
+#' @export
+evaluate.default <- function(object, ...) check_estimator(object)
+#' @export
+predict.pyhooks_history <- function(object, ...) check_estimator(object)
+#' @export
+export_savedmodel.default <- function(object, ...) check_estimator(object)

@@ -47,6 +47,26 @@ test_that("train() returns the history invisibly; print and as.data.frame show i
   expect_output(print(fixed), "no rows recorded")
 })
 
+test_that("a history where the estimator belongs is an error saying what to keep", {
+  skip_if_no_pyhooks()
+  # `model <- estimator %>% train(...)` keeps the history, not the model
+  suppressMessages(model <- linear_regressor(mtcars_columns()) %>% train(mtcars_input(), steps = 1))
+  expect_s3_class(model, "pyhooks_history")
+  input <- mtcars_input()
+  for (call in list(quote(train(model, input, steps = 1)), quote(evaluate(model, input)),
+                    quote(predict(model, input)), quote(export_savedmodel(model, tempfile())),
+                    quote(model_dir(model)))) {
+    err <- expect_error(eval(call), class = "pyhooks_error_argument")
+    text <- cli::ansi_strip(conditionMessage(err))
+    expect_match(text, "`object` must be an estimator, not the training history that `train()` returns.",
+                 fixed = TRUE)
+    expect_match(text, "`model <- linear_regressor(...)`", fixed = TRUE)
+    expect_identical(deparse(conditionCall(err)[[1]]), deparse(call[[1]]))
+  }
+  expect_error(evaluate(mtcars, input), "`object` must be an estimator, not a data frame",
+               class = "pyhooks_error_argument")
+})
+
 test_that("a fixed history prints as SPEC section 3 shows", {
   history <- structure(
     data.frame(mean_losses = c(343.9690, 419.7618), total_losses = c(2751.752, 3358.094),
@@ -196,7 +216,8 @@ test_that("bad arguments to train() are R errors with clear messages", {
   expect_error(evaluate(model, input, name = NA), "`name` must not be `NA`",
                class = "pyhooks_error_argument")
   expect_error(train(model, input, steps = 2, bogus = 1), "must be empty")
-  expect_error(train(42, input), "no applicable method")
+  expect_error(train(42, input), "`object` must be an estimator, not a number",
+               class = "pyhooks_error_argument")
   expect_snapshot(train(model, input, steps = -1), error = TRUE)
 })
 

@@ -71,7 +71,15 @@ select_columns <- function(quo, data, arg, call) {
   value <- if (!rlang::is_symbol(expr) || !rlang::as_string(expr) %in% names(data)) {
     tryCatch(rlang::eval_tidy(quo), error = function(e) NULL)
   }
-  if (is.character(value)) return(value)
+  if (is.character(value)) {
+    check_not_na(value, arg, call)
+    unknown <- setdiff(value, names(data))
+    if (length(unknown)) {
+      cli::cli_abort("{.arg {arg}}: no column {.val {unknown}} in {.arg data}; the data frame has: {names(data)}.",
+                     class = "pyhooks_error_argument", call = call)
+    }
+    return(value)
+  }
   selected <- tryCatch(
     tidyselect::eval_select(quo, data, allow_rename = FALSE),
     error = function(e) {

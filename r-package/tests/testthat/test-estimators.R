@@ -173,7 +173,13 @@ test_that("input_fn() takes data frames, matrices and named lists", {
 
 test_that("input_fn() errors are clear", {
   skip_if_no_pyhooks()
-  expect_error(input_fn(mtcars, features = "nope", response = "mpg"), "no column \"nope\" in `data`")
+  err <- expect_error(input_fn(mtcars, features = c("drat", "nope"), response = "mpg"),
+                      class = "pyhooks_error_argument")
+  expect_identical(gsub("\\s+", " ", cli::ansi_strip(conditionMessage(err))), paste(
+    '`features`: no column "nope" in `data`; the data frame has: mpg, cyl, disp,',
+    "hp, drat, wt, qsec, vs, am, gear, and carb."))
+  expect_error(input_fn(mtcars, features = "drat", response = "MPG"),
+               '`response`: no column "MPG" in `data`', class = "pyhooks_error_argument")
   expect_error(input_fn(mtcars, response = "mpg"), "`features` is absent")
   expect_error(input_fn(mtcars, features = NULL), "`features` is required")
   expect_error(input_fn(mtcars, features = "drat", batch_size = 0), "`batch_size` must be positive, got 0")

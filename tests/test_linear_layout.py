@@ -129,3 +129,26 @@ def test_the_exported_saved_model_serves_the_checkpoints_weights(tmp_path):
                 c=tf.constant(values["c"]))["predictions"].numpy().ravel()
     assert np.abs(out).max() > 0.01  # trained weights, not the zeros it starts from
     np.testing.assert_allclose(out, by_hand(est, values), rtol=1e-5, atol=1e-6)
+
+
+def test_a_checkpoint_hooks_metagraph_keeps_the_layout_without_a_warning(tmp_path, caplog):
+    """A CheckpointSaverHook of the user's writes the graph's MetaGraph beside each
+    checkpoint: the matrices' column layout is in it (as strings TensorFlow can
+    serialize, so it logs no "Issue encountered when serializing"), and the hook's
+    checkpoints hold one variable per column."""
+    est = model(tmp_path / "model")
+    saver = pyhooks.CheckpointSaverHook(str(tmp_path / "hook"), save_steps=1)
+    with caplog.at_level("WARNING"):
+        est.train(inputs(data(), num_epochs=None), steps=3, hooks=[silent(), saver])
+    assert not [r for r in caplog.records if "serializing" in r.getMessage()]
+    latest = tf.train.latest_checkpoint(str(tmp_path / "hook"))
+    from tensorflow.core.protobuf import meta_graph_pb2
+
+    proto = meta_graph_pb2.MetaGraphDef()
+    with open(latest + ".meta", "rb") as f:
+        proto.ParseFromString(f.read())
+    layout = [b.decode() for b in proto.collection_def["pyhooks_dense_weights"].bytes_list.value]
+    assert layout == ['["linear/dense_weights", [["linear/linear_model/a/weights", 1], '
+                      '["linear/linear_model/b/weights", 2]]]']
+    shapes = dict(tf.train.list_variables(latest))
+    assert shapes["linear/linear_model/b/weights"] == [2, 1]

@@ -10,6 +10,7 @@ each column's weights under the column's name, as tf.estimator's do (see
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 
@@ -21,7 +22,9 @@ from pyhooks.timer import check_positive
 __all__ = ["DNNLinearCombinedModel", "DNNModel", "LinearModel", "make_optimizer",
            "saved_variables"]
 
-# the graph collection of the dense weight matrices: (variable, [(column's variable name, rows)])
+# the graph collection of the dense weight matrices, each as a JSON string
+# [matrix variable's name, [[column's variable name, rows], ...]]: strings, so that a
+# MetaGraph exported with the graph (a checkpoint hook's) keeps it without a warning
 _DENSE_WEIGHTS = "pyhooks_dense_weights"
 
 _OPTIMIZERS = {
@@ -148,7 +151,7 @@ class LinearModel:
             with v1.variable_scope("linear"):
                 weights = v1.get_variable("dense_weights", [sum(n for _, n in rows), units],
                                           initializer=zeros)
-            v1.add_to_collection(_DENSE_WEIGHTS, (weights, rows))
+            v1.add_to_collection(_DENSE_WEIGHTS, json.dumps([weights.op.name, rows]))
             block = builder.dense_block(dense)
             if block is not None:  # held columns, side by side as they were gathered
                 parts.insert(0, tf.matmul(block, weights))
@@ -343,8 +346,9 @@ def saved_variables(tf, variables):
             return self.variable.assign(tf.concat(restored_tensors, 0), read_value=False)
 
     blocks = {}  # a matrix's variable name and its slots' ("<matrix>/Ftrl"...): column names
-    for variable, rows in tf.compat.v1.get_collection(_DENSE_WEIGHTS):
-        blocks[variable.op.name] = rows
+    for entry in tf.compat.v1.get_collection(_DENSE_WEIGHTS):
+        matrix, rows = json.loads(entry)
+        blocks[matrix] = rows
     out = []
     for variable in variables:
         name = variable.op.name

@@ -9,7 +9,7 @@ from pyhooks.errors import HookSetupError
 from pyhooks.hooks._common import current_backend, map_leaves
 
 __all__ = ["HookSetupError", "check_exclusive", "check_fetches", "check_has", "find_loss",
-           "graph_element", "named_element", "names_as_values"]
+           "graph_element", "named_element", "names_as_values", "variable_of_handle"]
 
 
 def check_fetches(value, where, allow_none=False):
@@ -88,6 +88,12 @@ def named_element(name, graph):
         else:
             raise ValueError(f"Name {name} is ambiguous, as this `Operation` has multiple "
                              "outputs (at least 2).")
+    return variable_of_handle(element, graph)
+
+
+def variable_of_handle(element, graph):
+    """The resource variable of ``graph`` whose handle ``element`` is (fetching the
+    variable gives its value, fetching the handle a serialized handle), else ``element``."""
     if getattr(element, "dtype", None) is None or element.dtype.name != "resource":
         return element
     for variable in graph.get_collection("variables") + graph.get_collection("local_variables"):
@@ -96,16 +102,17 @@ def named_element(name, graph):
     return element
 
 
-def names_as_values(fetches, graph, where):
+def names_as_values(fetches, graph, where, handles=False):
     """``fetches`` (a structure) with each tensor or op name replaced by what gives its value
-    (:func:`named_element`); other leaves as they are.
+    (:func:`named_element`), and, if ``handles``, each variable's handle tensor by the
+    variable; other leaves as they are.
 
     Raises:
         HookSetupError: a name that gives no value, naming ``where`` and the name.
     """
     def element(leaf):
         if not isinstance(leaf, str):
-            return leaf
+            return variable_of_handle(leaf, graph) if handles else leaf
         try:
             return named_element(leaf, graph)
         except (KeyError, ValueError) as error:

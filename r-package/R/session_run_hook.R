@@ -246,6 +246,8 @@ print.pyhooks_run_values <- function(x, ...) {
 #'
 #' @param ... Tensors, tensor or operation names (`"global_step"` and
 #'   `"global_step:0"` both give the global step), or lists of them, to fetch.
+#'   A variable gives its value, and so does its handle tensor
+#'   (`context$session$graph$get_tensor_by_name("global_step:0")`).
 #'   Name them to get a named list in `values$results`
 #'   (`session_run_args(loss = x)` gives `values$results$loss`). A name the
 #'   graph has no value for is an error naming it.

@@ -100,7 +100,8 @@ class RHook(LambdaHook):
     at ~1. If the R call fails, ``forget`` (an R function) makes R send its
     next value in full. In a TensorFlow graph, a tensor or op name among the
     fetches gives its value (``"global_step"`` as ``"global_step:0"``), or an
-    error naming it.
+    error naming it; so does a variable's handle (``graph$get_tensor_by_name(
+    "global_step:0")``), whose own fetch, a serialized handle, R cannot use.
 
     An R error reaches Python as reticulate's ``RuntimeError`` and is raised
     again as :class:`RCallbackError` naming the callback; an R interrupt (the R
@@ -160,7 +161,8 @@ class RHook(LambdaHook):
             return value  # (eager and Keras: names are the step's outputs)
         from pyhooks.hooks._lookup import names_as_values
 
-        return SessionRunArgs(names_as_values(value.fetches, graph, "session_run_args()"),
+        return SessionRunArgs(names_as_values(value.fetches, graph, "session_run_args()",
+                                              handles=True),
                               value.feed_dict, value.options)
 
     def arg(self, i):

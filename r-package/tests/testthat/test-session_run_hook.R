@@ -235,7 +235,10 @@ test_that("a tensor or op name gives its value, in every R hook that takes names
   asks <- session_run_hook(
     before_run = function(context) {
       session_run_args(op = "global_step", tensor = "global_step:0",
-                       loss = list("training_loss", "training_loss:0"))
+                       loss = list("training_loss", "training_loss:0"),
+                       # the variable's handle, as TF 1's ref variable gave its value
+                       handle = context$session$graph$get_tensor_by_name("global_step:0"),
+                       variable = tf$compat$v1$train$get_global_step())
     },
     after_run = function(context, values) got[[length(got) + 1L]] <<- values$results
   )
@@ -248,6 +251,8 @@ test_that("a tensor or op name gives its value, in every R hook that takes names
   # the global step as the step fetched it: before its increment
   expect_identical(vapply(got, function(r) as.numeric(r$op), 0), c(0, 1, 2))
   expect_identical(lapply(got, `[[`, "op"), lapply(got, `[[`, "tensor"))
+  expect_identical(lapply(got, `[[`, "op"), lapply(got, `[[`, "handle"))
+  expect_identical(lapply(got, `[[`, "op"), lapply(got, `[[`, "variable"))
   for (r in got) expect_equal(r$loss[[1]], r$loss[[2]])
   expect_true(all(vapply(got, function(r) is.numeric(r$loss[[1]]), TRUE)))
   expect_equal(pyhooks:::py_value(reticulate::py_get_attr(final, "final_ops_values")),

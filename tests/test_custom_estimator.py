@@ -105,6 +105,39 @@ def test_input_layer_uses_feature_columns(data):
     np.testing.assert_allclose(got, 2 * data["drat"], rtol=1e-6)
 
 
+def test_tf1_feature_column_input_layer_takes_pyhooks_columns(data):
+    """tfestimators' input_layer() passed its columns to tf.feature_column.input_layer, so
+    model_fns call that too: with pyhooks' columns it is pyhooks' input_layer(); with
+    TensorFlow's, TensorFlow's; a mix, or TensorFlow's extra arguments, are refused."""
+    columns = feature_columns(column_numeric("drat"), column_numeric("wt"))
+    seen = {}
+
+    def model_fn(features, labels, mode):
+        ours = tf1.feature_column.input_layer(features, columns)
+        theirs = tf1.feature_column.input_layer(
+            features, [tf1.feature_column.numeric_column("wt"),
+                       tf1.feature_column.numeric_column("drat")])
+        for bad, word in (([columns[0], tf1.feature_column.numeric_column("wt")], "mixes"),
+                          ({"trainable": False}, "`trainable`")):
+            with pytest.raises(TypeError, match=word):
+                if isinstance(bad, dict):
+                    tf1.feature_column.input_layer(features, columns, **bad)
+                else:
+                    tf1.feature_column.input_layer(features, bad)
+        seen["ok"] = True
+        return estimator_spec(mode, predictions={"ours": ours, "theirs": theirs,
+                                                 "direct": input_layer(features, columns)})
+
+    got = estimator(model_fn).predict(input_fn(data, ["drat", "wt"]), as_dict=True)
+    assert seen["ok"]
+    expected = np.stack([data["drat"], data["wt"]], axis=1)  # in name order, as TensorFlow
+    np.testing.assert_allclose(got["ours"], expected, rtol=1e-6)
+    np.testing.assert_allclose(got["theirs"], expected, rtol=1e-6)
+    np.testing.assert_array_equal(got["ours"], got["direct"])
+    assert tf1.feature_column.numeric_column is v1.feature_column.numeric_column
+    assert "input_layer" in dir(tf1.feature_column) and "numeric_column" in dir(tf1.feature_column)
+
+
 def test_params_and_config_only_when_taken(data):
     calls = []
 

@@ -10,6 +10,8 @@ is ``tf.compat.v1``'s except:
 * ``layers``: :mod:`pyhooks.estimators.layers` (``tf.layers``' functions);
 * ``estimator``: :mod:`pyhooks.estimators.tf_estimator` (``Estimator``,
   ``EstimatorSpec``, ``ModeKeys``, ``RunConfig``, ``inputs.numpy_input_fn``...);
+* ``feature_column``: :mod:`pyhooks.estimators.feature_column_v1` (TensorFlow's,
+  whose ``input_layer`` also takes pyhooks' feature columns);
 * ``contrib``: :mod:`pyhooks.estimators.contrib` (``layers.fully_connected``,
   ``stack``, ``dropout``, ``optimize_loss``, ``framework.get_global_step``,
   ``learn.datasets.load_dataset("mnist")``);
@@ -24,7 +26,8 @@ from __future__ import annotations
 import importlib
 
 _OWN = {"layers": "pyhooks.estimators.layers", "estimator": "pyhooks.estimators.tf_estimator",
-        "contrib": "pyhooks.estimators.contrib"}
+        "contrib": "pyhooks.estimators.contrib",
+        "feature_column": "pyhooks.estimators.feature_column_v1"}
 
 
 def __getattr__(name):

@@ -283,7 +283,10 @@ run_config <- function(model_dir = NULL, tf_random_seed = NULL, session_config =
 #' `labels`, `next_batch()`; the four MNIST files are downloaded into
 #' `train_dir`, `"MNIST_data"` of the working directory for `load_dataset()`,
 #' unless they are there already). Other names are an error naming
-#' the replacement. `tf$estimator` holds tf.estimator's names
+#' the replacement. `tf$feature_column` is TensorFlow's, whose
+#' `input_layer()` also takes pyhooks' columns (as [input_layer()] does), as
+#' tfestimators' `input_layer()` passed its columns on to it.
+#' `tf$estimator` holds tf.estimator's names
 #' (`tf$estimator$inputs$numpy_input_fn()`, `tf$estimator$ModeKeys`...);
 #' `tf$python` TensorFlow's `tensorflow.python` package, as TensorFlow 1.x
 #' exposed it. Python and TensorFlow load on first use.

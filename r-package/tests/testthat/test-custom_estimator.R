@@ -80,6 +80,16 @@ test_that("input_layer() gives the dense input of feature columns", {
   expected <- cbind(outer(mtcars$cyl, c(4, 6, 8), `==`) + 0, mtcars$drat)
   expect_equal(unname(unclass(predictions$input)), unname(expected), tolerance = 1e-6)
   expect_error(input_layer(list(), feature_columns(column_numeric("x"))), "features")
+  # TensorFlow's name for it, which tfestimators' input_layer() called: the same input
+  model_fn <- function(features, labels, mode, params) {
+    estimator_spec(mode, predictions = list(
+      input = tf$feature_column$input_layer(features, params$feature_columns)))
+  }
+  columns <- feature_columns(column_numeric("drat", "wt"))
+  predictions <- predict(estimator(model_fn, params = list(feature_columns = columns)),
+                         input_fn(mtcars, c(drat, wt)))
+  expect_equal(unname(unclass(predictions$input)), unname(as.matrix(mtcars[c("drat", "wt")])),
+               tolerance = 1e-6)
 })
 
 test_that("a model_fn taking params gets list() when the estimator has none", {

@@ -65,6 +65,13 @@ history_of <- function(hook) {
 #' (its sum) and `steps` (the global step reached), plus one column per
 #' extra metric.
 #'
+#' For a custom [estimator()], the per-example loss is the first tensor its
+#' `model_fn` put in the `"losses"` graph collection: TensorFlow's
+#' `tf$losses$...()` functions put their loss there (a scalar, unless given
+#' `reduction = tf$losses$Reduction$NONE`), and if nothing is there pyhooks
+#' puts the `loss` of [estimator_spec()]. A scalar makes both columns that
+#' loss.
+#'
 #' `attr(history, "stop")` says why the call stopped: a list with `reason`
 #' (`"steps"`: its `steps` or `max_steps` reached; `"end_of_input"`; `"hook"`:
 #' a hook's `request_stop()`; `"nan"`: a loss that was not finite; and, on the

@@ -1,6 +1,7 @@
 """Canned estimators end to end through real TensorFlow: train / evaluate / predict with hooks."""
 
 import io
+import re
 import os
 import subprocess
 import sys
@@ -544,6 +545,34 @@ def test_bad_estimator_arguments(make, error, words):
         make()
     for word in words:
         assert word in str(raised.value)
+
+
+def test_tensorflows_feature_columns_are_refused_naming_pyhooks_function():
+    """tf.estimator users bring tf.feature_column's columns (named tuples, so they are
+    never read as lists of columns): each is refused naming pyhooks' function for it."""
+    fc = tf.feature_column
+    ids = fc.categorical_column_with_identity("b", 3)
+    cases = [(fc.numeric_column("x"), "column_numeric"),
+             (fc.bucketized_column(fc.numeric_column("x"), [0.0]), "column_bucketized"),
+             (fc.categorical_column_with_vocabulary_list("a", ["u"]),
+              "column_categorical_with_vocabulary_list"),
+             (ids, "column_categorical_with_identity"),
+             (fc.categorical_column_with_hash_bucket("c", 5),
+              "column_categorical_with_hash_bucket"),
+             (fc.weighted_categorical_column(ids, "w"), "column_categorical_weighted"),
+             (fc.indicator_column(ids), "column_indicator"),
+             (fc.embedding_column(ids, 2), "column_embedding"),
+             (fc.crossed_column(["a", "b"], 5), "column_crossed")]
+    for column, ours in cases:
+        hint = f"use {ours}() in place of tf.feature_column's {type(column).__name__}."
+        for make in (lambda: feature_columns(column), lambda: feature_columns([column]),
+                     lambda: linear_regressor([column]),
+                     lambda: dnn_regressor([2], [column_numeric("z"), column])):
+            with pytest.raises(TypeError, match=re.escape(hint)):
+                make()
+    with pytest.raises(TypeError) as raised:  # not TensorFlow's: no hint
+        linear_regressor([column_numeric("x"), "y"])
+    assert "TensorFlow" not in str(raised.value)
 
 
 def test_arguments_that_fail_only_when_used_are_named_then():

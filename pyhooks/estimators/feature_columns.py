@@ -648,6 +648,29 @@ def column_crossed(keys, hash_bucket_size, hash_key=None):
     return CrossedColumn(keys, hash_bucket_size, hash_key)
 
 
+# tf.feature_column's column classes: pyhooks' function making the column they stood for
+_OURS_OF_TF = {
+    "NumericColumn": "column_numeric", "BucketizedColumn": "column_bucketized",
+    "VocabularyListCategoricalColumn": "column_categorical_with_vocabulary_list",
+    "VocabularyFileCategoricalColumn": "column_categorical_with_vocabulary_file",
+    "IdentityCategoricalColumn": "column_categorical_with_identity",
+    "HashedCategoricalColumn": "column_categorical_with_hash_bucket",
+    "WeightedCategoricalColumn": "column_categorical_weighted",
+    "IndicatorColumn": "column_indicator", "EmbeddingColumn": "column_embedding",
+    "CrossedColumn": "column_crossed",
+}
+
+
+def tensorflow_column_hint(item):
+    """For one of TensorFlow's feature columns, a sentence naming pyhooks' function in its
+    place (to end an error message with); else ``""``."""
+    kind = type(item).__name__
+    if not type(item).__module__.startswith("tensorflow.") or kind not in _OURS_OF_TF:
+        return ""
+    return (f" TensorFlow's feature columns are not pyhooks': use {_OURS_OF_TF[kind]}() in "
+            f"place of tf.feature_column's {kind}.")
+
+
 def feature_columns(*columns):
     """Groups feature columns into a list (lists are flattened), as R's ``feature_columns()``.
 
@@ -660,12 +683,12 @@ def feature_columns(*columns):
     def add(item):
         if isinstance(item, FeatureColumn):
             flat.append(item)
-        elif isinstance(item, (list, tuple)):
-            for sub in item:
+        elif isinstance(item, (list, tuple)) and not tensorflow_column_hint(item):
+            for sub in item:  # (TensorFlow's columns are named tuples: not a list of columns)
                 add(sub)
         else:
             raise TypeError(f"feature_columns() takes feature columns (column_*()), got {item!r} "
-                            f"({type(item).__name__}).")
+                            f"({type(item).__name__}).{tensorflow_column_hint(item)}")
 
     add(columns)
     if not flat:

@@ -14,7 +14,7 @@ import json
 import math
 import numbers
 
-from pyhooks.estimators.feature_columns import FeatureColumn, scope_name
+from pyhooks.estimators.feature_columns import FeatureColumn, scope_name, tensorflow_column_hint
 from pyhooks.estimators._sizes import check_fits_memory
 from pyhooks.hooks._common import one_of
 from pyhooks.timer import check_positive
@@ -91,7 +91,8 @@ def check_columns(feature_columns, dense_only, who):
     for column in feature_columns:
         if not isinstance(column, FeatureColumn):
             raise TypeError(f"`feature_columns` must hold feature columns (column_*()), got "
-                            f"{column!r} ({type(column).__name__}).")
+                            f"{column!r} ({type(column).__name__})."
+                            + tensorflow_column_hint(column))
         if dense_only and not column.is_dense:
             raise ValueError(f"{who} needs dense columns; {column.name!r} is categorical: wrap it "
                              "in column_indicator() or column_embedding().")

@@ -90,6 +90,12 @@ test_that("input_layer() gives the dense input of feature columns", {
                          input_fn(mtcars, c(drat, wt)))
   expect_equal(unname(unclass(predictions$input)), unname(as.matrix(mtcars[c("drat", "wt")])),
                tolerance = 1e-6)
+  # TensorFlow's own columns, made from R (whose calls have no Python frame for TensorFlow's
+  # deprecation notice to read): a TensorFlow column, which pyhooks' estimators refuse by name
+  theirs <- tf$feature_column$numeric_column("drat")
+  expect_match(class(theirs)[[1]], "NumericColumn")
+  expect_error(linear_regressor(list(theirs)),
+               "use column_numeric() in place of tf.feature_column's NumericColumn", fixed = TRUE)
 })
 
 test_that("a model_fn taking params gets list() when the estimator has none", {

@@ -374,7 +374,10 @@ hook_feed_fn <- function(feed_fn) {
 #' [train_and_evaluate()] trains, the hook reads the evaluations it writes
 #' to `model_dir/eval` (see [evaluate()]) every `run_every_secs` seconds or
 #' every `run_every_steps` steps, and stops training once its rule holds;
-#' the final checkpoint is then evaluated as usual.
+#' the final checkpoint is then evaluated as usual. [train_and_evaluate()]
+#' evaluates after checkpoint saves, every 600 seconds by default: give the
+#' estimator `run_config(save_checkpoints_steps = )` for evaluations to read
+#' while it trains.
 #'
 #' * `hook_stop_if_no_decrease()`: `metric_name` has not decreased (below its
 #'   lowest value so far) for `max_steps_without_decrease` steps, counted

@@ -1,8 +1,8 @@
 """Canned estimators end to end through real TensorFlow: train / evaluate / predict with hooks."""
 
 import io
-import re
 import os
+import re
 import subprocess
 import sys
 

@@ -100,8 +100,9 @@ class RHook(LambdaHook):
     at ~1. If the R call fails, ``forget`` (an R function) makes R send its
     next value in full. In a TensorFlow graph, a tensor or op name among the
     fetches gives its value (``"global_step"`` as ``"global_step:0"``), or an
-    error naming it; so does a variable's handle (``graph$get_tensor_by_name(
-    "global_step:0")``), whose own fetch, a serialized handle, R cannot use.
+    error naming it. A variable's handle tensor (``graph$get_tensor_by_name(
+    "global_step:0")``) gives the variable's value too: its own fetch, a
+    serialized handle, is of no use in R.
 
     An R error reaches Python as reticulate's ``RuntimeError`` and is raised
     again as :class:`RCallbackError` naming the callback; an R interrupt (the R

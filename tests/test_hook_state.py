@@ -370,3 +370,32 @@ def test_listening_adds_the_listener_to_the_drivers_run_info_for_begin_only(tmp_
         assert info.saving_listeners == ()
     with listening(state):
         assert pyhooks.run_info().saving_listeners == (state.listener,)
+
+
+def test_a_state_file_the_disk_refuses_is_a_one_line_disk_write_error(tmp_path):
+    """Writing the hooks' state is one of a step's writes, so a full disk there says the
+    file's directory and the cause as the others do (a subprocess, under a file size limit
+    of 10 bytes: the state file is longer)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import resource, signal, sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        from test_hook_state import Counter
+        from pyhooks.hooks._hook_state import HookState
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10, 10))
+        try:
+            HookState({str(tmp_path)!r}, [Counter()], loop=True).save(7)
+        except Exception as error:
+            print(type(error).__name__, error)
+        """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert done.stdout.strip() == (f"DiskWriteError Could not write the hooks' state of step 7 "
+                                   f"to {str(tmp_path)!r}: File too large (a file size limit "
+                                   "was reached)."), done.stderr[-2000:]
+    assert not os.listdir(tmp_path)  # no temporary file left

@@ -59,7 +59,7 @@ from pyhooks.errors import add_hook_note
 from pyhooks.hook import _RUN_INFO, RunInfo, SessionRunHook
 from pyhooks.hooks._common import global_step_read
 from pyhooks.hooks._checkpointing import CheckpointSaverListener, atomic_write_text
-from pyhooks.hooks._model_dir import listed_checkpoints
+from pyhooks.hooks._model_dir import disk_error, listed_checkpoints
 
 __all__ = ["HookState", "checkpoint_steps", "for_loop", "has_state", "listening", "state_keys"]
 
@@ -225,7 +225,13 @@ class HookState(SessionRunHook):
             bad = next(key for key, state in states.items() if not _serialisable(state))
             raise TypeError(f"state_dict() of the hook {bad!r} must return JSON-serialisable "
                             f"data (dicts, lists, strings, numbers, None): {error}") from error
-        atomic_write_text(state_path(self._dir, step), text)
+        try:
+            atomic_write_text(state_path(self._dir, step), text)
+        except OSError as error:  # a full disk, as every other write of a step: one line
+            found = disk_error(f"the hooks' state of step {int(step)}", self._dir, error)
+            if found is None:
+                raise
+            raise found from error
         if prune:
             self._prune()
 

@@ -202,13 +202,22 @@ class Evaluator:
         value = self._converted.get(name)
         if value is None:
             value = outputs[name] if name in outputs else self._missing(name, outputs)
-            if self._strategy is not None:
-                value = reduce_output(self._strategy, name, value, self._reductions.get(name))
-            elif getattr(value, "_numpy_internal", None) is None and not isinstance(
-                    value, (np.ndarray, np.generic, float, int)):
-                value = check_plain_output(name, value)  # a PerReplica: strategy= forgotten
-            value = self._converted[name] = to_numpy(value)
+            value = self._converted[name] = self._numpy(name, value)
         return value
+
+    def _numpy(self, name, value):
+        """Output ``name``'s value (or a leaf of it) as numpy; an output that is a structure
+        (a step function's nested dict, list or tuple of tensors) leaf by leaf, in its
+        structure, as a TensorFlow session returns a structure of fetches."""
+        if isinstance(value, (list, tuple, dict)):
+            return map_leaves(lambda leaf: self._numpy(name, leaf), value)
+        if self._strategy is not None:
+            return to_numpy(reduce_output(self._strategy, name, value,
+                                          self._reductions.get(name)))
+        if getattr(value, "_numpy_internal", None) is None and not isinstance(
+                value, (np.ndarray, np.generic, float, int)):
+            value = check_plain_output(name, value)  # a PerReplica: strategy= forgotten
+        return to_numpy(value)
 
     def _missing(self, name, outputs):
         have = ", ".join(map(str, outputs)) or "nothing"

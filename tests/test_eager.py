@@ -86,6 +86,35 @@ def test_run_executes_one_step_and_returns_numpy_outputs():
     assert int(creator.global_step.numpy()) == 3
 
 
+def test_an_output_that_is_a_structure_comes_back_as_that_structure_of_numpy_values():
+    """A step function may return nested dicts, lists and tuples of tensors under a name:
+    fetching the name gives that structure with numpy leaves, as plain TensorFlow's
+    ``numpy()`` of each leaf (and as a graph session returns a structure of fetches)."""
+    w = tf.Variable([[1.0, 2.0]])
+
+    @tf.function
+    def step():
+        w.assign_add([[1.0, 1.0]])
+        value = w.read_value()
+        return {"loss": tf.reduce_sum(value),
+                "parts": {"w": value, "sums": [tf.reduce_sum(value, 1), (value[0, 0],)]}}
+
+    expected = tf.nest.map_structure(lambda t: t.numpy(), step())  # plain TensorFlow
+    w.assign([[1.0, 2.0]])
+    seen = []
+    hook = pyhooks.LambdaHook(before_run=lambda c: pyhooks.SessionRunArgs({"p": "parts"}),
+                              after_run=lambda c, v: seen.append(v.results["p"]))
+    with pyhooks.MonitoredSession(pyhooks.EagerSessionCreator(step), [hook]) as sess:
+        fetched = sess.run(["parts", "loss"])
+    for got in (fetched[0], seen[0]):
+        assert set(got) == {"w", "sums"} and type(got["sums"]) is list
+        assert type(got["sums"][1]) is tuple
+        for leaf, want in zip(tf.nest.flatten(got), tf.nest.flatten(expected["parts"])):
+            assert type(leaf) is type(want)
+            np.testing.assert_array_equal(leaf, want)
+    assert fetched[1] == expected["loss"]
+
+
 def test_fetching_only_variables_reads_without_a_step():
     model = Model()
     creator = pyhooks.EagerSessionCreator(model.step)

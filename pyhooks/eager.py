@@ -14,8 +14,9 @@ values, so that the runner and the built-in hooks work as with a graph session::
 Fetches (what ``run()`` and the hooks' ``SessionRunArgs`` may name), in any
 nested list/tuple/dict/namedtuple:
 
-- a string: the step output of that name (``"loss"``); a name the step does not
-  return is an error listing the outputs it has;
+- a string: the step output of that name (``"loss"``), as numpy; an output that is
+  itself a nested dict/list/tuple of tensors comes as that structure of numpy values;
+  a name the step does not return is an error listing the outputs it has;
 - a ``tf.Variable`` (or a Keras variable): its value after the step;
 - the global step read (``graph.global_step_read()``, what the hooks fetch):
   the global step *before* the step, as the read tensor gives in a graph (the

@@ -235,7 +235,7 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
 # are named by class, as R's predict() methods name them: the columns follow the classes
 # the model was trained on, which need not be the order of a later input's factor levels.
 name_class_columns <- function(result, object) {
-  classes <- tryCatch(object$class_names(), error = function(e) NULL)
+  classes <- object$class_names() # NULL but for a canned classifier
   if (is_py_object(classes)) classes <- reticulate::py_to_r(classes)
   if (!length(classes)) return(result)
   for (key in intersect(c("probabilities", "logits"), names(result))) {

@@ -95,9 +95,6 @@ def test_checkpoint_path_and_train_and_evaluate(data, tmp_path):
 @pytest.mark.parametrize("make, message", [
     (lambda inp: train_spec(data_frame_like()), "`input_fn` must be made by input_fn()"),
     (lambda inp: eval_spec(None), "`input_fn` must be made by input_fn(), got None"),
-    (lambda inp: train_spec(dataset_input_fn), "A function that returns a tf.data.Dataset or "
-     "(features, labels), as tf.estimator took, is not supported: give its data to "
-     "input_fn(data, features, response) or numpy_input_fn("),
     (lambda inp: eval_spec(inp, name=""), "`name` must be a non-empty string or None, got ''"),
     (lambda inp: train_spec(inp, max_steps=0), "`max_steps` must be positive, got 0"),
 ])
@@ -105,10 +102,6 @@ def test_the_specs_refuse_bad_arguments_when_made(data, make, message):
     """Before train_and_evaluate() has trained anything."""
     with pytest.raises((TypeError, ValueError), match=re.escape(message)):
         make(input_fn(data, ["drat"], "mpg"))
-
-
-def dataset_input_fn():  # tf.estimator's kind of input function
-    raise AssertionError("never called")
 
 
 def data_frame_like():

@@ -21,6 +21,7 @@ import numpy as np
 from pyhooks.errors import NanLossDuringTrainingError
 from pyhooks.estimators._quiet import import_tensorflow, native_stderr_filtered, quiet
 from pyhooks.estimators.config import RunConfig, check_session_config
+from pyhooks.estimators.dataset_input import DatasetPlan
 from pyhooks.estimators.distributed import ReplicatedTraining
 from pyhooks.estimators.export import export_savedmodel
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, STR_OR_INT
@@ -133,6 +134,14 @@ class Estimator:
         """The graph of ``mode`` for ``input_fn`` (its ``feeds``), made on first use: one per
         way of reading the input (held in the session or through tf.data; files: per
         layout)."""
+        if isinstance(feeds, DatasetPlan):  # a tf.data input_fn: a new graph for each call,
+            key = ((mode, "tf.data"), False)  # its dataset's; the last one kept
+            if key in self._states:
+                self._states.pop(key).close()
+            with quiet(), native_stderr_filtered():
+                state = self._states[key] = GraphState(
+                    self._graph_spec(mode, (mode, feeds)), mode)
+            return state
         if isinstance(feeds, FilePlan):  # files: a graph per layout of the files
             signature, held = (mode, feeds), False
             key = (signature, held)
@@ -150,6 +159,11 @@ class Estimator:
         return state
 
     # -- the data
+    def _input(self, input_fn):
+        """``input_fn`` as this estimator reads it (a custom estimator also takes functions
+        returning a tf.data.Dataset)."""
+        return input_fn
+
     def _read_features(self, input_fn):
         """The input columns the model reads (what the schema records)."""
         return sorted({key for key, _ in self._raw_inputs})
@@ -324,6 +338,7 @@ class Estimator:
             pyhooks.CheckpointError: a damaged checkpoint, or a garbage or dangling
                 ``checkpoint`` index.
         """
+        input_fn = self._input(input_fn)
         if self._replicated is None:
             return self._train(input_fn, steps, hooks, max_steps, saving_listeners,
                                chief_only_hooks)
@@ -353,8 +368,9 @@ class Estimator:
                                 f"got {listener!r}.")
         feeds, new_schema = self._feeds(input_fn, TRAIN)
         if steps is None and max_steps is None and input_fn.num_epochs is None:
-            raise ValueError("Training would never end: the input repeats forever "
-                             "(num_epochs=None) and neither `steps` nor `max_steps` is given.")
+            raise ValueError(f"Training would never end: the input repeats forever "
+                             f"({input_fn.repeats_forever}) and neither `steps` nor "
+                             "`max_steps` is given.")
         if self._training:
             raise RuntimeError(
                 f"train() of {self._name} was called again from inside its own train() (from "
@@ -506,10 +522,11 @@ class Estimator:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"`name` must be a string or None, got {name!r}.")
         hooks = check_hooks(hooks)
+        input_fn = self._input(input_fn)
         feeds, _ = self._feeds(input_fn, EVAL)
         if steps is None and input_fn.num_epochs is None:
-            raise ValueError("Evaluation would never end: the input repeats forever "
-                             "(num_epochs=None) and `steps` is not given.")
+            raise ValueError(f"Evaluation would never end: the input repeats forever "
+                             f"({input_fn.repeats_forever}) and `steps` is not given.")
         state = self._state(EVAL, feeds, input_fn)
         state.restore(checkpoint_path)
         state.session.run(state.metric_reset)
@@ -547,7 +564,7 @@ class Estimator:
             a list of dicts (one per example), or a dict of arrays if ``as_dict``.
         """
         hooks = check_hooks(hooks)
-        check_input_fn(input_fn)
+        input_fn = check_input_fn(self._input(input_fn))
         if input_fn.shuffles(training=False):  # refused before any data is converted
             raise ValueError("predict(): `input_fn` shuffles its rows (shuffle=True), so the "
                              "predictions would not follow the rows of the data. Make it with "

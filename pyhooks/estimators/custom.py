@@ -56,6 +56,7 @@ import numpy as np
 from pyhooks.estimators._quiet import import_tensorflow
 from pyhooks.estimators.base import Estimator, as_coded
 from pyhooks.estimators.config import RunConfig, run_config
+from pyhooks.estimators.dataset_input import DatasetInput, as_input
 from pyhooks.estimators.feature_columns import FLOAT, INT, STR, FeatureColumn
 from pyhooks.estimators.file_pipeline import label_plan
 from pyhooks.estimators.graph import FeatureBuilder
@@ -63,7 +64,7 @@ from pyhooks.estimators.models import check_columns
 from pyhooks.estimators.modes import (LABEL, MODE_KEY, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION,
                                       ModeKeys, is_label, label_key, mode_keys)
 from pyhooks.estimators.pipeline import aligned
-from pyhooks.estimators.schema import kind_of, label_ids
+from pyhooks.estimators.schema import Schema, kind_of, label_ids
 from pyhooks.hook import SessionRunHook, check_hooks
 
 __all__ = ["CustomEstimator", "EstimatorSpec", "Features", "ModeKeys", "RunConfig", "estimator",
@@ -306,6 +307,27 @@ class CustomEstimator(Estimator):
     def _read_features(self, input_fn):
         return list(input_fn.features)  # a model_fn gets every feature
 
+    def _input(self, input_fn):
+        return as_input(input_fn)  # tf.estimator's function returning a tf.data.Dataset
+
+    def _feeds(self, input_fn, mode):
+        if not isinstance(input_fn, DatasetInput):
+            return super()._feeds(input_fn, mode)
+        if self._replicated is not None and mode == TRAIN:
+            raise ValueError("A function returning a tf.data.Dataset cannot be the input_fn of "
+                             "training under `train_distribute`: give the data to input_fn() or "
+                             "numpy_input_fn().")
+        input_fn.build(import_tensorflow(), MODE_KEY[mode], self._seed, self.params, self.config)
+        if mode == PREDICT and input_fn.num_epochs is None:
+            raise ValueError(f"predict(): the dataset of `input_fn` {input_fn!r} repeats forever, "
+                             "so the predictions would never end: predict() makes one pass "
+                             "(drop its repeat()).")
+        if self._schema is None:
+            self._schema = Schema.load(self._checkpoint_dir)
+        if self._schema is None and mode == TRAIN:  # recorded when training starts
+            return input_fn.plan(None, True), input_fn.schema()
+        return input_fn.plan(self._schema, mode != PREDICT), None
+
     def serving_inputs(self):
         """The model_fn's features as recorded (or as the first graph built saw them)."""
         self._schema_levels()  # loads the schema
@@ -313,6 +335,8 @@ class CustomEstimator(Estimator):
             return [(c.name, c.name, "string" if c.kind in ("string", "factor") else c.dtype,
                      c.shape) for c in self._schema.features]
         for (_, signature), _held in self._states:
+            if not isinstance(signature, tuple):  # a dataset's ("tf.data"): no columns here
+                continue
             return [(name, name, dtype, shape) for name, dtype, shape in signature
                     if not is_label(name)]
         raise ValueError("export_savedmodel() of a custom estimator needs its input's "
@@ -494,6 +518,8 @@ def estimator(model_fn, model_dir=None, config=None, params=None):
 
     Returns:
         a :class:`CustomEstimator`, trained, evaluated and used for predictions as
-        the canned estimators.
+        the canned estimators; its ``train()``, ``evaluate()`` and ``predict()`` also
+        take tf.estimator's ``input_fn``, a function returning a ``tf.data.Dataset``
+        (see :mod:`pyhooks.estimators.dataset_input`).
     """
     return CustomEstimator(model_fn, model_dir, config, params)

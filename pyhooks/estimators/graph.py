@@ -27,6 +27,7 @@ import os
 from typing import Any, Callable, NamedTuple
 
 from pyhooks.estimators._quiet import import_tensorflow, quiet
+from pyhooks.estimators.dataset_input import DatasetPipeline, DatasetPlan
 from pyhooks.estimators.feature_columns import FLOAT, STR_OR_INT, NumericColumn
 from pyhooks.estimators.kept_session import run_loop
 from pyhooks.estimators.models import make_optimizer, minimize, saved_variables
@@ -127,7 +128,10 @@ class GraphState(ModelTensors):
         self.can_recover = spec.replicated is None
         self.callables = {}  # the kept session's callables (kept_session.KeptSession)
         self.synced_checkpoint = self.synced_stamp = None
-        self.graph = graph = tf.Graph()
+        plan = spec.signature[-1] if isinstance(spec.signature, tuple) and spec.signature \
+            else None  # (mode, plan) of files or of a tf.data input_fn
+        # a tf.data input_fn's dataset is already in the graph it was called in
+        self.graph = graph = plan.graph if isinstance(plan, DatasetPlan) else tf.Graph()
         loop = mode == TRAIN and spec.steps_per_execution > 1
         with graph.as_default(), _resource_variables(v1, loop):
             if spec.seed is not None:
@@ -142,9 +146,10 @@ class GraphState(ModelTensors):
 
             graph.add_to_collection(training_util.GLOBAL_STEP_READ_KEY, self.global_step_read)
             with tf.name_scope("input"):
-                if isinstance(spec.signature, tuple) and spec.signature and \
-                        isinstance(spec.signature[-1], FilePlan):  # (mode, plan) of files
-                    self.pipeline = FilePipeline(tf, spec.signature[-1])
+                if isinstance(plan, FilePlan):
+                    self.pipeline = FilePipeline(tf, plan)
+                elif isinstance(plan, DatasetPlan):
+                    self.pipeline = DatasetPipeline(tf, plan)
                 else:
                     self.pipeline = (HeldInput if spec.held else StreamedInput)(tf,
                                                                                 spec.signature)

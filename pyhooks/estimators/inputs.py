@@ -334,6 +334,7 @@ class InputFn:
     __slots__ = ("columns", "factors", "features", "response", "n", "batch_size", "shuffle",
                  "num_epochs", "queue_capacity", "num_threads", "seed", "first_row",
                  "labels_as_dict", "__weakref__")
+    repeats_forever = "num_epochs=None"  # what makes the input endless, for messages
 
     def __init__(self, columns, features, response, batch_size, shuffle, num_epochs,
                  queue_capacity, num_threads, seed, factors=None, first_row=0):
@@ -378,18 +379,19 @@ class InputFn:
                 f"num_epochs={self.num_epochs}>")
 
 
-def check_input_fn(input_fn):
-    """``input_fn``, or a TypeError unless :func:`input_fn` made it."""
-    if not isinstance(input_fn, InputFn):
-        hint = ""
-        if callable(input_fn):  # tf.estimator's kind: a function making tensors or a Dataset
-            hint = (" A function that returns a tf.data.Dataset or (features, labels), as "
-                    "tf.estimator took, is not supported: give its data to input_fn(data, "
-                    "features, response) or numpy_input_fn(x, y, batch_size, num_epochs, "
-                    "shuffle).")
-        raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
-                        f"({type(input_fn).__name__}).{hint}")
-    return input_fn
+def check_input_fn(input_fn, functions=False):
+    """``input_fn``, or a TypeError unless :func:`input_fn` made it (``functions``: or it is a
+    function, which a custom estimator takes: see :mod:`pyhooks.estimators.dataset_input`)."""
+    if isinstance(input_fn, InputFn) or (functions and callable(input_fn)):
+        return input_fn
+    hint = ""
+    if callable(input_fn):  # tf.estimator's kind: a function making tensors or a Dataset
+        hint = (" A function that returns a tf.data.Dataset, as tf.estimator took, is the "
+                "input of a custom estimator (estimator(model_fn)) only: give its data to "
+                "input_fn(data, features, response) or numpy_input_fn(x, y, batch_size, "
+                "num_epochs, shuffle).")
+    raise TypeError(f"`input_fn` must be made by input_fn(), got {input_fn!r} "
+                    f"({type(input_fn).__name__}).{hint}")
 
 
 def input_fn(data, features, response=None, batch_size=128, shuffle="auto", num_epochs=1,

@@ -16,7 +16,9 @@ Here, with tf.estimator's arguments:
   ``"train"``, ``"eval"``, ``"infer"``, as in TensorFlow),
   :class:`RunConfig`;
 * ``inputs.numpy_input_fn`` and ``inputs.pandas_input_fn``
-  (:func:`pyhooks.estimators.numpy_input_fn`, :func:`pyhooks.estimators.pandas_input_fn`);
+  (:func:`pyhooks.estimators.numpy_input_fn`, :func:`pyhooks.estimators.pandas_input_fn`),
+  and an ``input_fn`` function returning a ``tf.data.Dataset``
+  (:mod:`pyhooks.estimators.dataset_input`);
 * :class:`TrainSpec`, :class:`EvalSpec`, :func:`train_and_evaluate`.
 
 The canned estimators take pyhooks' feature columns: ``tf.estimator.DNNClassifier``

@@ -29,7 +29,7 @@ class TrainSpec:
     """The training half of :func:`train_and_evaluate`."""
 
     def __init__(self, input_fn, max_steps=None, hooks=None):
-        self.input_fn = check_input_fn(input_fn)
+        self.input_fn = check_input_fn(input_fn, functions=True)  # the estimator checks it
         self.max_steps = check_positive("max_steps", max_steps, integer=True)
         self.hooks = check_hooks(hooks)
 
@@ -42,7 +42,7 @@ class EvalSpec:
 
     def __init__(self, input_fn, steps=100, name=None, hooks=None, start_delay_secs=120,
                  throttle_secs=600):
-        self.input_fn = check_input_fn(input_fn)
+        self.input_fn = check_input_fn(input_fn, functions=True)  # the estimator checks it
         self.steps = check_positive("steps", steps, integer=True)
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError(f"`name` must be a non-empty string or None, got {name!r}.")

@@ -25,7 +25,8 @@ A custom estimator (:func:`pyhooks.estimators.estimator`, ``tf.estimator.Estimat
 
 The data contract (:mod:`pyhooks.estimators.schema`) holds for it as for arrays:
 the first ``train()`` records each feature's and label's name, kind, dtype and
-per-example shape from the dataset's element spec, and every later call's dataset
+per-example shape from the dataset's element spec (a labels tensor is the
+response ``"y"``, as ``numpy_input_fn()``'s ``y`` is; a dict of labels, its keys), and every later call's dataset
 is checked against that record before any step runs. A missing feature, a
 feature of another kind (text where numbers were recorded, a fraction type where
 integers were) or of another per-example shape is an error naming it; integers

@@ -94,7 +94,8 @@ py_r_support <- function() {
 #' @param object An estimator.
 #' @param train_spec A [train_spec()].
 #' @param eval_spec An [eval_spec()].
-#' @param input_fn The input, from [input_fn()].
+#' @param input_fn The input, from [input_fn()] (or for a custom [estimator()],
+#'   a function of no arguments returning a TensorFlow dataset: see [train()]).
 #' @param max_steps Train up to this global step, or `NULL` to train until
 #'   the input ends.
 #' @param steps Evaluate this many batches, or `NULL` for the whole input.
@@ -160,7 +161,7 @@ train_and_evaluate <- function(object, train_spec, eval_spec, ...) {
 #' @export
 train_spec <- function(input_fn, max_steps = NULL, hooks = NULL) {
   rlang::check_required(input_fn)
-  check_input_fn(input_fn)
+  input_fn <- spec_input_fn(input_fn)
   spec <- structure(list(input_fn = input_fn, max_steps = as_py_int(max_steps),
                          hooks = as_hook_list(hooks)),
                     class = "pyhooks_train_spec")
@@ -173,7 +174,7 @@ train_spec <- function(input_fn, max_steps = NULL, hooks = NULL) {
 eval_spec <- function(input_fn, steps = 100L, name = NULL, hooks = NULL,
                       start_delay_secs = 120, throttle_secs = 600) {
   rlang::check_required(input_fn)
-  check_input_fn(input_fn)
+  input_fn <- spec_input_fn(input_fn)
   spec <- structure(list(input_fn = input_fn, steps = as_py_int(steps), name = name,
                          hooks = as_hook_list(hooks), start_delay_secs = start_delay_secs,
                          throttle_secs = throttle_secs),

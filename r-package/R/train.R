@@ -52,7 +52,14 @@
 #' @param input_fn The input, from [input_fn()] or [numpy_input_fn()]; or,
 #'   as tfestimators accepted, a function of one argument that returns one
 #'   when called with the estimator
-#'   (`function(features_as_named_list) numpy_input_fn(...)`).
+#'   (`function(features_as_named_list) numpy_input_fn(...)`). A custom
+#'   [estimator()] also takes a function of no arguments that returns a
+#'   TensorFlow dataset of `reticulate::tuple(features, labels)` or of
+#'   features (a named list of tensors, batched), as tfestimators passed it
+#'   to TensorFlow: it is called in each call's new graph, its features and
+#'   labels are checked against what the model was trained on (a labels
+#'   tensor is the response `"y"`, as in [numpy_input_fn()]), and a dataset
+#'   that repeats forever needs `steps`.
 #' @param steps Number of steps to train, or `NULL` to train until the input
 #'   is exhausted.
 #' @param hooks A list of hooks: the `hook_*()` functions and
@@ -249,8 +256,19 @@ name_class_columns <- function(result, object) {
 
 # The input of a call: an input from input_fn() or numpy_input_fn(), or, as
 # tfestimators accepted, an R function of one argument that returns one when
-# called with the estimator (`function(features_as_named_list) numpy_input_fn(...)`).
+# called with the estimator (`function(features_as_named_list) numpy_input_fn(...)`),
+# or (a custom estimator's) an R function of no arguments returning a dataset.
 resolve_input_fn <- function(input_fn, object, call = rlang::caller_env()) {
+  if (is_dataset_function(input_fn)) {
+    if (!py_class_is(object, "CustomEstimator")) {
+      cli::cli_abort(
+        c("{.arg input_fn}, a function of no arguments, is an input of custom estimators ({.fn estimator}) only.",
+          "i" = "Give its data to {.fn input_fn} or {.fn numpy_input_fn}."),
+        class = "pyhooks_error_argument", call = call
+      )
+    }
+    return(dataset_input_fn(input_fn))
+  }
   if (is.function(input_fn) && !is_py_object(input_fn) && length(formals(input_fn)) == 1L) {
     made <- input_fn(object)
     if (!is_py_object(made)) {

@@ -47,11 +47,47 @@ check_input_fn <- function(input_fn, call = rlang::caller_env()) {
       "i" = if (is.data.frame(input_fn)) {
         "Wrap the data: {.code input_fn(data, features = ..., response = ...)}."
       } else if (is.function(input_fn)) {
-        "Input functions returning tensors (tfestimators' custom input functions) are not supported: give their data to {.fn input_fn} or {.fn numpy_input_fn}."
+        "A function of no arguments returning a TensorFlow dataset is the input of a custom {.fn estimator}; for other estimators give its data to {.fn input_fn} or {.fn numpy_input_fn}."
       }
     ),
     class = "pyhooks_error_argument", call = call
   )
+}
+
+# Whether `x` is an R input function of no arguments (see dataset_input_fn()).
+is_dataset_function <- function(x) {
+  is.function(x) && !is_py_object(x) && length(formals(x)) == 0L
+}
+
+# A spec's input: one made by input_fn(), or a function of no arguments returning a
+# dataset (a custom estimator's; train_and_evaluate() refuses it for others).
+spec_input_fn <- function(input_fn, call = rlang::caller_env()) {
+  if (is_dataset_function(input_fn)) return(dataset_input_fn(input_fn))
+  check_input_fn(input_fn, call)
+  input_fn
+}
+
+# An input function of no arguments, as tfestimators passed it to TensorFlow: a
+# custom estimator calls it (through Python) in each call's graph. It must return a
+# TensorFlow dataset (`tf$data$Dataset`) of `tuple(features, labels)` or of features.
+dataset_input_fn <- function(input_fn) {
+  wrapper <- function() {
+    dataset <- input_fn()
+    if (!inherits(dataset, "tensorflow.python.data.ops.dataset_ops.DatasetV2")) {
+      stop(structure(class = c("pyhooks_input_fn_error", "error", "condition"), list(
+        message = paste0(
+          "`input_fn`, a function of no arguments, must return a TensorFlow dataset ",
+          "(tf$data$Dataset), not ", cli::format_inline("{.obj_type_friendly {dataset}}"),
+          ". Tensors (tfestimators' custom ",
+          "input functions) are not taken: give their data to input_fn() or numpy_input_fn()."
+        ),
+        call = NULL
+      )))
+    }
+    dataset
+  }
+  py_pyhooks() # pyhooks' Python, before reticulate converts the function
+  reticulate::r_to_py(wrapper, convert = FALSE)
 }
 
 # A vector for a Python list argument: always a list, even of length one.

@@ -382,3 +382,69 @@ test_that("run_config() takes how often several workers agree on stopping", {
   expect_error(run_config(agree_every_n_steps = 2.5), "agree_every_n_steps")
   expect_error(run_config(agree_every_n_steps = 0), "agree_every_n_steps")
 })
+
+# tfestimators passed an input function of no arguments to TensorFlow as it was:
+# here a custom estimator calls it in each call's graph; it returns a dataset.
+mtcars_dataset <- function(repeated = FALSE, labels = TRUE) {
+  function() {
+    features <- list(drat = mtcars$drat, wt = mtcars$wt)
+    slices <- if (labels) reticulate::tuple(features, mtcars$mpg) else features
+    dataset <- tf$data$Dataset$from_tensor_slices(slices)
+    if (repeated) dataset <- dataset$`repeat`()
+    dataset$batch(8L)
+  }
+}
+
+two_column_model_fn <- function(features, labels, mode) {
+  inputs <- tf$stack(list(features$drat, features$wt), axis = 1L)
+  predictions <- tf$reshape(tf$layers$dense(inputs, 1L), list(-1L))
+  if (mode == "infer") return(estimator_spec(mode, predictions = list(mpg = predictions)))
+  loss <- tf$losses$mean_squared_error(labels, predictions)
+  optimizer <- tf$train$AdamOptimizer(0.1)
+  estimator_spec(mode, loss = loss,
+                 train_op = optimizer$minimize(loss, global_step = tf$train$get_global_step()))
+}
+
+test_that("a custom estimator takes an input function of no arguments returning a dataset", {
+  skip_if_no_pyhooks()
+  model <- estimator(two_column_model_fn)
+  history <- quiet_train(model, mtcars_dataset(repeated = TRUE), steps = 30)
+  expect_identical(history$steps[[nrow(history)]], 30L)
+  # a dataset that ends ends training: 32 rows in batches of 8
+  history <- quiet_train(model, mtcars_dataset(), steps = NULL)
+  expect_identical(attr(history, "stop")$reason, "end_of_input")
+  expect_identical(attr(history, "stop")$step, 34L)
+  # the same model on the same rows, through the dataset or numpy_input_fn()
+  arrays <- numpy_input_fn(list(drat = mtcars$drat, wt = mtcars$wt), mtcars$mpg,
+                           batch_size = 8L, shuffle = FALSE)
+  through_dataset <- evaluate(model, mtcars_dataset())
+  expect_identical(through_dataset$global_step, 34L)
+  expect_equal(through_dataset$loss, evaluate(model, arrays)$loss, tolerance = 1e-6)
+  predicted <- predict(model, mtcars_dataset(labels = FALSE))
+  expect_length(predicted, 32L)
+  expect_equal(predicted, predict(model, arrays), tolerance = 1e-6)
+  expect_error(predict(model, mtcars_dataset(repeated = TRUE)), "repeats forever")
+  # train_and_evaluate() takes them in its specs
+  history <- suppressMessages(train_and_evaluate(
+    model,
+    train_spec(mtcars_dataset(repeated = TRUE), max_steps = 40),
+    eval_spec(mtcars_dataset(), steps = NULL, start_delay_secs = 0, throttle_secs = 0)
+  ))
+  final <- evaluate(model, mtcars_dataset())
+  expect_identical(final$global_step, 40L)
+  expect_equal(history$eval_loss[[nrow(history)]], final$loss, tolerance = 1e-6)
+})
+
+test_that("an input function of no arguments is refused where it cannot be read", {
+  skip_if_no_pyhooks()
+  canned <- linear_regressor(mtcars_columns())
+  expect_error(quiet_train(canned, mtcars_dataset(), steps = 1),
+               "a function of no arguments, is an input of custom estimators",
+               class = "pyhooks_error_argument")
+  model <- estimator(two_column_model_fn)
+  expect_error(quiet_train(model, function() list(mtcars$drat, mtcars$mpg), steps = 1),
+               "must return a TensorFlow dataset \\(tf\\$data\\$Dataset\\), not a list")
+  expect_error(quiet_train(model, function() stop("the data went away"), steps = 1),
+               "the data went away")
+  expect_false(file.exists(file.path(model_dir(model), "checkpoint")))
+})

@@ -329,7 +329,11 @@ test_that("a custom input function (returning tensors) is refused with what to u
   }
   model <- linear_regressor(mtcars_columns())
   expect_error(train(model, mtcars_input_fn(mtcars), steps = 1),
-               "give their data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
+               "Give its data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
+  # a custom estimator calls it, and says what it must return instead of tensors
+  custom <- estimator(function(features, labels, mode) stop("not reached"))
+  expect_error(train(custom, mtcars_input_fn(mtcars), steps = 1),
+               "must return a TensorFlow dataset \\(tf\\$data\\$Dataset\\), not a list. Tensors \\(tfestimators' custom input functions\\) are not taken: give their data to input_fn\\(\\) or numpy_input_fn\\(\\)")
 })
 
 test_that("an input function of one argument is called with the estimator, as tfestimators did", {

@@ -117,6 +117,9 @@ def test_the_tutorials_input_functions_train_evaluate_and_predict(tmp_path, data
     # a dataset of (features, labels): predict() reads the features, as tf.estimator did
     labelled = model.predict(input_fn=lambda: eval_input_fn(x, y, BATCH))
     np.testing.assert_allclose(np.stack([p["logits"] for p in labelled]), logits, atol=1e-5)
+    # labels predict() does not read are not looked at (these could not be read)
+    sparse_labels = model.predict(input_fn=lambda: _sparse(x, y, labels=True))
+    np.testing.assert_allclose(np.stack([p["logits"] for p in sparse_labels]), logits, atol=1e-5)
     seen = {mode: labels is None for mode, labels in model.params["labels_seen"]}
     assert seen == {"train": False, "eval": False, "infer": True}
 
@@ -241,8 +244,12 @@ def test_a_dataset_that_breaks_the_data_contract_is_refused_naming_what(trained,
     assert trained.latest_checkpoint() == step  # nothing ran
 
 
-def _sparse(x, y):
+def _sparse(x, y, labels=False):
+    """A dataset whose feature "a" (or whose labels) is a SparseTensor."""
     indices = [[i, 0] for i in range(N)]
+    if labels:
+        sparse = tf.sparse.SparseTensor(indices, y, [N, 1])
+        return tf.data.Dataset.from_tensor_slices((dict(x), sparse)).batch(BATCH)
     sparse = tf.sparse.SparseTensor(indices, x["a"], [N, 1])
     return tf.data.Dataset.from_tensor_slices(({"a": sparse, "b": x["b"]}, y)).batch(BATCH)
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import inspect
 
 from pyhooks.estimators.inputs import InputFn
-from pyhooks.estimators.modes import LABEL, PREDICT, label_key
+from pyhooks.estimators.modes import LABEL, ModeKeys, label_key
 from pyhooks.estimators.schema import ColumnSchema, Schema
 
 __all__ = ["DatasetInput", "DatasetPlan", "DatasetPipeline", "as_input"]
@@ -120,7 +120,7 @@ class DatasetInput(InputFn):
                     "or of features (TensorFlow 1's tensors from queues are not taken: give "
                     "the data to numpy_input_fn()).")
             spec = dataset.element_spec
-            if mode == PREDICT and isinstance(spec, tuple) and len(spec) == 2:
+            if mode == ModeKeys.PREDICT and isinstance(spec, tuple) and len(spec) == 2:
                 dataset = dataset.map(lambda features, labels: features)  # as tf.estimator read
                 spec = dataset.element_spec
             with v1.Session(graph=self.graph) as session:
@@ -182,14 +182,16 @@ class DatasetInput(InputFn):
         casts = {}
         if schema is not None:
             for recorded in schema.features:
-                casts[recorded.name] = self._check(recorded, self.feature_specs, "feature")
+                casts["feature", recorded.name] = self._check(recorded, self.feature_specs,
+                                                              "feature")
             if labelled and self.label_specs:
                 names = [c.name for c in schema.response]
                 if self.response != names:
                     raise ValueError(f"`input_fn` {self!r}: its labels are {self.response}; the "
                                      f"model was trained with {names}.")
                 for recorded in schema.response:
-                    casts[recorded.name] = self._check(recorded, self.label_specs, "label")
+                    casts["label", recorded.name] = self._check(recorded, self.label_specs,
+                                                                "label")
         return DatasetPlan(self, {k: v for k, v in casts.items() if v is not None}, labelled)
 
     def _check(self, recorded, specs, what):
@@ -221,7 +223,8 @@ class DatasetInput(InputFn):
 
 class DatasetPlan:
     """What a call's graph reads: the :class:`DatasetInput` (its graph and dataset), the
-    casts the data contract asks for, and whether labels are read."""
+    casts the data contract asks for (``{("feature" or "label", name): dtype}``), and
+    whether labels are read."""
 
     def __init__(self, input_fn, casts, labelled):
         self.input_fn, self.casts, self.labelled = input_fn, casts, labelled
@@ -245,17 +248,17 @@ class DatasetPipeline:
         element = self.iterator.get_next()
         features, labels = element if isinstance(element, tuple) else (element, None)
 
-        def cast(name, tensor):
-            dtype = plan.casts.get(name)
+        def cast(what, name, tensor):
+            dtype = plan.casts.get((what, name))
             return tensor if dtype is None else tf.cast(tensor, dtype)
 
-        self.batch = {str(name): cast(str(name), t) for name, t in features.items()}
+        self.batch = {str(name): cast("feature", str(name), t) for name, t in features.items()}
         if labels is not None and plan.labelled:
             if isinstance(labels, dict):
-                self.batch.update((label_key(str(name)), cast(str(name), t))
+                self.batch.update((label_key(str(name)), cast("label", str(name), t))
                                   for name, t in labels.items())
             else:
-                self.batch[LABEL] = cast(source.response[0], labels)
+                self.batch[LABEL] = cast("label", source.response[0], labels)
 
     def start(self, session, plan, input_fn, training, epochs=None):
         """Starts the dataset from its beginning for the call."""

@@ -271,6 +271,11 @@ def _sparse(x, y, labels=False):
     (lambda x, y: train_input_fn(x, y, BATCH), "predict",
      "repeats forever, so the predictions would never end: predict() makes one pass "
      "(drop its repeat())."),
+    # TensorFlow 1's datasets (tf1.data: tf.compat.v1.data) too
+    (lambda x, y: tf1.data.Dataset.from_tensor_slices((dict(x), y)).repeat().batch(BATCH),
+     "predict", "repeats forever, so the predictions would never end"),
+    (lambda x, y: tf1.data.Dataset.from_tensor_slices((dict(x), y)).repeat().batch(BATCH),
+     "evaluate", "Evaluation would never end"),
 ])
 def test_what_a_custom_estimator_cannot_read_is_refused_before_any_step(trained, data, make,
                                                                         call, message):

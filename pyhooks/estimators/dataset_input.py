@@ -21,7 +21,9 @@ A custom estimator (:func:`pyhooks.estimators.estimator`, ``tf.estimator.Estimat
   first dimension is the batch; ``predict()`` reads the features only;
 * a dataset that repeats forever needs ``steps`` (``train()``, ``evaluate()``) and
   is refused by ``predict()``, which makes one pass; a dataset that ends stops
-  ``train()`` there, as the input running out stops any input.
+  ``train()`` there, as the input running out stops any input. What TensorFlow
+  cannot tell (``filter()`` after ``repeat()``) is read until it ends, as
+  ``tf.estimator`` read it.
 
 The data contract (:mod:`pyhooks.estimators.schema`) holds for it as for arrays:
 the first ``train()`` records each feature's and label's name, kind, dtype and
@@ -119,12 +121,12 @@ class DatasetInput(InputFn):
                     "given as input_fn must return a tf.data.Dataset of (features, labels) "
                     "or of features (TensorFlow 1's tensors from queues are not taken: give "
                     "the data to numpy_input_fn()).")
+            with v1.Session(graph=self.graph) as session:  # before a map, which in
+                cardinality = int(session.run(dataset.cardinality()))  # v1 hides it
             spec = dataset.element_spec
             if mode == ModeKeys.PREDICT and isinstance(spec, tuple) and len(spec) == 2:
                 dataset = dataset.map(lambda features, labels: features)  # as tf.estimator read
                 spec = dataset.element_spec
-            with v1.Session(graph=self.graph) as session:
-                cardinality = int(session.run(dataset.cardinality()))
         self.dataset = dataset
         self._read_spec(tf, spec)
         self.num_epochs = None if cardinality == tf.data.INFINITE_CARDINALITY else 1

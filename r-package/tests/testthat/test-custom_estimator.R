@@ -424,14 +424,27 @@ test_that("a custom estimator takes an input function of no arguments returning 
   expect_length(predicted, 32L)
   expect_equal(predicted, predict(model, arrays), tolerance = 1e-6)
   expect_error(predict(model, mtcars_dataset(repeated = TRUE)), "repeats forever")
+  # R hooks run on its steps; an error in one keeps what was trained and recorded
+  n <- 0
+  failing <- session_run_hook(after_run = function(context, values) {
+    n <<- n + 1
+    if (n == 3) stop("stop here")
+  })
+  err <- expect_error(
+    quiet_train(model, mtcars_dataset(repeated = TRUE), steps = 10,
+                hooks = list(hook_history_saver(every_n_step = 1), failing)),
+    "stop here"
+  )
+  expect_identical(err$history$steps, 35:37)
+  expect_identical(evaluate(model, mtcars_dataset())$global_step, 37L)
   # train_and_evaluate() takes them in its specs
   history <- suppressMessages(train_and_evaluate(
     model,
-    train_spec(mtcars_dataset(repeated = TRUE), max_steps = 40),
+    train_spec(mtcars_dataset(repeated = TRUE), max_steps = 43),
     eval_spec(mtcars_dataset(), steps = NULL, start_delay_secs = 0, throttle_secs = 0)
   ))
   final <- evaluate(model, mtcars_dataset())
-  expect_identical(final$global_step, 40L)
+  expect_identical(final$global_step, 43L)
   expect_equal(history$eval_loss[[nrow(history)]], final$loss, tolerance = 1e-6)
 })
 

@@ -46,14 +46,14 @@ def model_fn(features, labels, mode, params):
     return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
-def train_input_fn(features, labels, batch_size):
-    dataset = tf.data.Dataset.from_tensor_slices((dict(features), labels))
+def train_input_fn(features, labels, batch_size, data=tf.data):
+    dataset = data.Dataset.from_tensor_slices((dict(features), labels))
     return dataset.shuffle(1000, seed=1).repeat().batch(batch_size)
 
 
-def eval_input_fn(features, labels, batch_size):
+def eval_input_fn(features, labels, batch_size, data=tf.data):
     inputs = dict(features) if labels is None else (dict(features), labels)
-    return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size)
+    return data.Dataset.from_tensor_slices(inputs).batch(batch_size)
 
 
 def numpy_logits(model, x):
@@ -94,28 +94,30 @@ def estimator(tmp_path, **params):
                                    config=tf1.estimator.RunConfig(tf_random_seed=3))
 
 
-def test_the_tutorials_input_functions_train_evaluate_and_predict(tmp_path, data):
+# tf.estimator users' datasets are TensorFlow 1's (tf1.data, R's tf$data) or TensorFlow 2's
+@pytest.mark.parametrize("api", [tf.data, tf1.data], ids=["tf.data", "tf1.data"])
+def test_the_tutorials_input_functions_train_evaluate_and_predict(tmp_path, data, api):
     x, y = data
     model = estimator(tmp_path)
     recorder = StepRecorder()
-    history = model.train(input_fn=lambda: train_input_fn(x, y, BATCH), steps=60,
+    history = model.train(input_fn=lambda: train_input_fn(x, y, BATCH, api), steps=60,
                           hooks=[recorder])
     assert history.to_dict()["steps"][-1] == 60 and history.stop.reason == "steps"
     assert recorder.steps == list(range(1, 61)) and recorder.planned == 60
     assert np.isfinite(recorder.losses).all() and len(recorder.losses) == 60
 
     logits = numpy_logits(model, x)
-    metrics = model.evaluate(input_fn=lambda: eval_input_fn(x, y, BATCH))
+    metrics = model.evaluate(input_fn=lambda: eval_input_fn(x, y, BATCH, api))
     assert metrics["global_step"] == 60
     assert metrics["accuracy"] == pytest.approx(np.mean(logits.argmax(axis=1) == y))
     assert metrics["loss"] == pytest.approx(mean_batch_loss(logits, y), rel=1e-5)
     assert metrics["accuracy"] > 0.6  # it learned
 
-    predictions = model.predict(input_fn=lambda: eval_input_fn(x, None, BATCH))
+    predictions = model.predict(input_fn=lambda: eval_input_fn(x, None, BATCH, api))
     assert len(predictions) == N  # one pass, in the dataset's order
     np.testing.assert_allclose(np.stack([p["logits"] for p in predictions]), logits, atol=1e-5)
     # a dataset of (features, labels): predict() reads the features, as tf.estimator did
-    labelled = model.predict(input_fn=lambda: eval_input_fn(x, y, BATCH))
+    labelled = model.predict(input_fn=lambda: eval_input_fn(x, y, BATCH, api))
     np.testing.assert_allclose(np.stack([p["logits"] for p in labelled]), logits, atol=1e-5)
     # labels predict() does not read are not looked at (these could not be read)
     sparse_labels = model.predict(input_fn=lambda: _sparse(x, y, labels=True))

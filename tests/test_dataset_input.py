@@ -283,9 +283,15 @@ def test_what_a_custom_estimator_cannot_read_is_refused_before_any_step(trained,
                                                                         call, message):
     x, y = data
     step = trained.latest_checkpoint()
+    guard = NoStep()  # a refusal that failed would run forever: it fails the test instead
     with pytest.raises((TypeError, ValueError), match=re.escape(message)):
-        getattr(trained, call)(lambda: make(x, y))
+        getattr(trained, call)(lambda: make(x, y), hooks=[guard])
     assert trained.latest_checkpoint() == step
+
+
+class NoStep(pyhooks.SessionRunHook):
+    def before_run(self, run_context):
+        raise AssertionError("a step ran: the input was not refused before the loop")
 
 
 def test_a_canned_estimator_refuses_a_function_naming_what_takes_one(tmp_path, data):

@@ -134,15 +134,12 @@ class Estimator:
         """The graph of ``mode`` for ``input_fn`` (its ``feeds``), made on first use: one per
         way of reading the input (held in the session or through tf.data; files: per
         layout)."""
-        if isinstance(feeds, DatasetPlan):  # a tf.data input_fn: a new graph for each call,
-            key = ((mode, "tf.data"), False)  # its dataset's; the last one kept
+        if isinstance(feeds, DatasetPlan):  # a tf.data input_fn: a new graph for each call
+            signature, held = (mode, feeds), False  # (its dataset's); the last one kept
+            key = ((mode, "tf.data"), held)
             if key in self._states:
                 self._states.pop(key).close()
-            with quiet(), native_stderr_filtered():
-                state = self._states[key] = GraphState(
-                    self._graph_spec(mode, (mode, feeds)), mode)
-            return state
-        if isinstance(feeds, FilePlan):  # files: a graph per layout of the files
+        elif isinstance(feeds, FilePlan):  # files: a graph per layout of the files
             signature, held = (mode, feeds), False
             key = (signature, held)
         else:
@@ -181,7 +178,11 @@ class Estimator:
         if mode != TRAIN:
             return None, False
         self._check_inputs_given(input_fn)
-        return Schema.record(input_fn, self._read_features(input_fn)), True
+        return self._record_schema(input_fn), True
+
+    def _record_schema(self, input_fn):
+        """The data contract of ``input_fn``, recorded at the first ``train()``."""
+        return Schema.record(input_fn, self._read_features(input_fn))
 
     def _check_inputs_given(self, input_fn):
         """A ValueError naming the feature column whose input column is not a feature of

@@ -64,7 +64,7 @@ from pyhooks.estimators.models import check_columns
 from pyhooks.estimators.modes import (LABEL, MODE_KEY, PREDICT, TRAIN, TRAINING_LOSS_COLLECTION,
                                       ModeKeys, is_label, label_key, mode_keys)
 from pyhooks.estimators.pipeline import aligned
-from pyhooks.estimators.schema import Schema, kind_of, label_ids
+from pyhooks.estimators.schema import kind_of, label_ids
 from pyhooks.hook import SessionRunHook, check_hooks
 
 __all__ = ["CustomEstimator", "EstimatorSpec", "Features", "ModeKeys", "RunConfig", "estimator",
@@ -322,11 +322,13 @@ class CustomEstimator(Estimator):
             raise ValueError(f"predict(): the dataset of `input_fn` {input_fn!r} repeats forever, "
                              "so the predictions would never end: predict() makes one pass "
                              "(drop its repeat()).")
-        if self._schema is None:
-            self._schema = Schema.load(self._checkpoint_dir)
-        if self._schema is None and mode == TRAIN:  # recorded when training starts
-            return input_fn.plan(None, True), input_fn.schema()
-        return input_fn.plan(self._schema, mode != PREDICT), None
+        schema, new = self._contract(input_fn, mode)
+        return input_fn.plan(schema, mode != PREDICT), (schema if new else None)
+
+    def _record_schema(self, input_fn):
+        if isinstance(input_fn, DatasetInput):
+            return input_fn.schema()  # from the dataset's element spec
+        return super()._record_schema(input_fn)
 
     def serving_inputs(self):
         """The model_fn's features as recorded (or as the first graph built saw them)."""

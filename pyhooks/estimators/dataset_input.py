@@ -46,12 +46,12 @@ import inspect
 
 from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.modes import LABEL, ModeKeys, label_key
-from pyhooks.estimators.schema import ColumnSchema, Schema
+from pyhooks.estimators.numpy_input import label_name
+from pyhooks.estimators.schema import KIND_WORDS, ColumnSchema, Schema
 
 __all__ = ["DatasetInput", "DatasetPlan", "DatasetPipeline", "as_input"]
 
 _CALL_ARGS = ("mode", "params", "config")
-_KIND_WORDS = {"numeric": "float", "integer": "integer", "boolean": "bool", "string": "string"}
 
 
 def as_input(input_fn):
@@ -85,11 +85,9 @@ class DatasetInput(InputFn):
 
     def __init__(self, fn):  # noqa: D107 - InputFn's columns do not exist here
         self.fn = fn
-        self.columns, self.factors = {}, {}
         self.features, self.response = [], []
-        self.n = self.batch_size = self.queue_capacity = self.seed = None
-        self.num_epochs, self.num_threads, self.shuffle = 1, 1, False
-        self.first_row, self.labels_as_dict = 0, False
+        self.n = None  # rows: not counted in advance
+        self.num_epochs = 1
         self.graph = self.dataset = None
         self.batches = None  # the dataset's batches when known, else None
 
@@ -149,10 +147,8 @@ class DatasetInput(InputFn):
             self.label_specs = {}
         elif isinstance(labels, dict):
             self.label_specs = self._specs("label", labels)
-            self.labels_as_dict = True
         else:
-            name = next(n for n in ("y", "__y__", "__label__") if n not in features)
-            self.label_specs = self._specs("label", {name: labels})
+            self.label_specs = self._specs("label", {label_name(features): labels})
         self.features, self.response = list(self.feature_specs), list(self.label_specs)
 
     def _specs(self, what, specs):
@@ -206,13 +202,15 @@ class DatasetInput(InputFn):
                              f"{', '.join(specs) or 'none'}.")
         spec = specs[name]
         kind = _kind(spec.dtype)
+        # stricter than arrays' (schema._COMPATIBLE): a fraction cannot be looked for before
+        # the steps run, so floats are refused where integers were recorded
         fits = {"numeric": ("numeric", "integer"), "integer": ("integer",),
                 "boolean": ("boolean",), "string": ("string",),
                 "factor": ("string",)}[recorded.kind]
         if kind not in fits:
             raise TypeError(f"`input_fn` {self!r}: {what} {name!r} holds {spec.dtype.name} "
                             f"values; the model was trained on {recorded.dtype} "
-                            f"({_KIND_WORDS.get(recorded.kind, recorded.kind)}) values in it. "
+                            f"({KIND_WORDS[0][recorded.kind]}) values in it. "
                             "Cast it in the dataset (tf.cast) or train a new model.")
         shape = tuple(spec.shape[1:].as_list())
         if (shape or (1,)) != (recorded.shape or (1,)):

@@ -20,6 +20,12 @@ def _rows(value):
     return len(value) if hasattr(value, "__len__") else None
 
 
+def label_name(taken):
+    """The response name of labels given as one array or tensor: ``"y"``, unless a feature
+    has that name."""
+    return next(n for n in ("y", "__y__", "__label__") if n not in taken)
+
+
 def _label_columns(y, taken):
     """``{name: column}`` for ``y``: one column named ``"y"`` (or a dict's, or a matrix's)."""
     if y is None:
@@ -29,7 +35,7 @@ def _label_columns(y, taken):
         if clash:
             raise ValueError(f"`y` and `x` both have the key(s) {clash}: give them other names.")
         return dict(y)
-    name = next(n for n in ("y", "__y__", "__label__") if n not in taken)
+    name = label_name(taken)
     array = np.asarray(y)
     if array.ndim == 2 and array.shape[1] > 1:  # several outputs: one column each
         return {f"{name}_{i}": array[:, i] for i in range(array.shape[1])}

@@ -37,12 +37,12 @@ from pyhooks.estimators.inputs import row_label
 from pyhooks.hooks._checkpointing import atomic_write_text
 from pyhooks.hooks._model_dir import disk_error
 
-__all__ = ["SCHEMA_FILE", "ColumnSchema", "Schema", "kind_of", "label_ids"]
+__all__ = ["KIND_WORDS", "SCHEMA_FILE", "ColumnSchema", "Schema", "kind_of", "label_ids"]
 
 SCHEMA_FILE = "pyhooks_schema.json"
 _FORMAT = 1
 # a kind as the user's language names it (data from R counts rows from 1)
-_KIND_WORDS = {1: {"numeric": "numeric", "integer": "integer", "boolean": "logical",
+KIND_WORDS = {1: {"numeric": "numeric", "integer": "integer", "boolean": "logical",
                    "string": "character", "factor": "factor"},
                0: {"numeric": "float", "integer": "integer", "boolean": "bool", "string": "str",
                    "factor": "categorical"}}
@@ -190,7 +190,7 @@ def _check_column(recorded, input_fn, what):
     factor = input_fn.factors.get(name)
     kind = kind_of(array, factor)
     if kind not in _COMPATIBLE[recorded.kind]:
-        words = _KIND_WORDS[input_fn.first_row]
+        words = KIND_WORDS[input_fn.first_row]
         raise TypeError(f"{what} {name!r} holds {words[kind]} values; the model was trained on "
                         f"{words[recorded.kind]} values in it. Give it data of that kind, or "
                         "train a new model (in another model_dir).")

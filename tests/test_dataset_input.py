@@ -338,3 +338,15 @@ def test_an_error_keeps_what_was_trained_and_the_next_call_resumes(tmp_path, dat
     history = model.train(lambda: train_input_fn(x, y, BATCH), steps=3)
     assert history.stop.step == 10
     assert history.to_dict()["steps"][-1] == 10
+
+
+def test_predictions_by_batch_need_an_input_of_known_batch_size(trained, data):
+    """tf.estimator's predict(yield_single_examples=False) yielded the input's batches."""
+    x, y = data
+    with pytest.raises(ValueError, match=re.escape(
+            "a function returning a tf.data.Dataset takes yield_single_examples=True only")):
+        trained.predict(lambda: eval_input_fn(x, None, BATCH), yield_single_examples=False)
+    batches = trained.predict(tf1.estimator.inputs.numpy_input_fn(x, batch_size=BATCH,
+                                                                  shuffle=False),
+                              yield_single_examples=False)
+    assert [len(b["logits"]) for b in batches] == [32, 32, 32, 32, 22]

@@ -43,6 +43,7 @@ import types
 from pyhooks.estimators import custom, training
 from pyhooks.estimators.config import RunConfig
 from pyhooks.estimators.custom import ModeKeys
+from pyhooks.estimators.inputs import InputFn
 from pyhooks.estimators.numpy_input import numpy_input_fn, pandas_input_fn
 from pyhooks.estimators.training import train_and_evaluate
 
@@ -156,6 +157,11 @@ class Estimator(custom.CustomEstimator):
         input): a dict ``{key: value}``, or the value itself when the
         ``model_fn``'s ``predictions`` is one tensor rather than a dict.
         """
+        if not yield_single_examples and not isinstance(input_fn, InputFn):
+            raise ValueError("predict(yield_single_examples=False) cuts the predictions into the "
+                             "input's batches of batch_size: give an input made by "
+                             "numpy_input_fn() or input_fn(); a function returning a "
+                             "tf.data.Dataset takes yield_single_examples=True only.")
         merged = super().predict(input_fn, hooks=hooks, predict_keys=predict_keys, as_dict=True,
                                  checkpoint_path=checkpoint_path)
         rows = len(next(iter(merged.values()))) if merged else 0

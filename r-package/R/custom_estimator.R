@@ -66,31 +66,46 @@ estimator <- function(model_fn, model_dir = NULL, config = NULL, params = NULL) 
   }
   formal_names <- names(formals(model_fn))
   takes <- function(name) name %in% formal_names || "..." %in% formal_names
-  # Python calls this with its objects unconverted; params stay R values.
-  wrapper <- function(features, labels, mode, params, config) {
-    args <- list(
-      features = r_features(features),
-      labels = reticulate::py_to_r(labels),
-      mode = reticulate::py_to_r(mode)
+  # the first error or interrupt of the model_fn, for train() and the others to report
+  state <- new_callback_state()
+  record <- record_condition(state, "model_fn")
+  # Python calls `wrapper` (through the bridge's RModelFn) with no arguments, and it reads
+  # them from `py_fn`; it calls `model_fn` by name with symbols for its arguments. No tensor
+  # is then an argument of a call on R's stack: an R error records the stack, and a graph
+  # tensor cannot be formatted (see RModelFn).
+  frame <- new.env(parent = baseenv())
+  frame$model_fn <- model_fn
+  user_call <- as.call(c(quote(model_fn), sapply(
+    c("features", "labels", "mode", if (takes("params")) "params", if (takes("config")) "config"),
+    as.name, simplify = FALSE)))
+  wrapper <- function() {
+    arg <- function(name) reticulate::py_get_attr(py_fn, name)
+    frame$features <- r_features(arg("features"))
+    frame$labels <- reticulate::py_to_r(arg("labels"))
+    frame$mode <- reticulate::py_to_r(arg("mode"))
+    frame$params <- r_params # NULL: list(), as TensorFlow's {}
+    frame$config <- arg("config")
+    state$mode <- frame$mode
+    tryCatch(
+      withCallingHandlers(eval(user_call, frame), error = record, interrupt = record),
+      error = function(e) {
+        # to Python, a plain condition of the message (reticulate formats it there)
+        stop(structure(class = c("pyhooks_model_fn_error", "error", "condition"), list(
+          message = sprintf("The model function failed (mode \"%s\"): %s", frame$mode,
+                            conditionMessage(e)),
+          call = NULL
+        )))
+      }
     )
-    if (takes("params")) args["params"] <- list(r_params) # NULL: list(), as TensorFlow's {}
-    if (takes("config")) args$config <- config
-    mode <- args$mode
-    tryCatch(do.call(model_fn, args), error = function(e) {
-      # a plain condition: a backtrace would format the tensors in the call
-      stop(structure(class = c("pyhooks_model_fn_error", "error", "condition"), list(
-        message = sprintf("The model function failed (mode \"%s\"): %s", mode,
-                          conditionMessage(e)),
-        call = NULL
-      )))
-    })
   }
   r_params <- if (is.null(params)) list() else params
-  py_pyhooks() # pyhooks' Python, before reticulate converts the function
-  new_estimator(py_construct("estimator", list(
-    model_fn = reticulate::r_to_py(wrapper, convert = FALSE),
+  py_fn <- py_bridge()$RModelFn(reticulate::r_to_py(wrapper, convert = FALSE))
+  model <- new_estimator(py_construct("estimator", list(
+    model_fn = py_fn,
     model_dir = path_arg(model_dir), config = config
   ), call = call))
+  attr(model, "pyhooks_state") <- state
+  model
 }
 
 # A model_fn's features: a named list of tensors that goes back to Python as

@@ -64,10 +64,13 @@ export_savedmodel.pyhooks_estimator <- function(object, export_dir_base,
   check_not_na(overwrite, "overwrite")
   check_not_na(versioned, "versioned")
   check_not_na(as_text, "as_text")
-  path <- with_py_errors(py_r_support()$export_savedmodel_to(
-    object, export_dir_base = path_arg(export_dir_base), overwrite = overwrite,
-    versioned = versioned, checkpoint_path = path_arg(checkpoint_path), as_text = as_text
-  ))
+  path <- run_with_callbacks(
+    py_r_support()$export_savedmodel_to(
+      object, export_dir_base = path_arg(export_dir_base), overwrite = overwrite,
+      versioned = versioned, checkpoint_path = path_arg(checkpoint_path), as_text = as_text
+    ),
+    states = callback_states(list(object)), what = "Export", call = rlang::current_env()
+  )
   invisible(reticulate::py_to_r(path))
 }
 
@@ -147,9 +150,10 @@ train_and_evaluate <- function(object, train_spec, eval_spec, ...) {
                  hooks = eval_spec$hooks, start_delay_secs = eval_spec$start_delay_secs,
                  throttle_secs = eval_spec$throttle_secs)
   ), call = call)
-  result <- run_with_hooks(
+  result <- run_with_callbacks(
     py$train_and_evaluate(object, specs[[1]], specs[[2]]),
-    r_hooks = r_hooks_of(c(hooks, eval_spec$hooks)),
+    states = callback_states(c(hooks, eval_spec$hooks,
+                               list(object, train_spec$input_fn, eval_spec$input_fn))),
     what = "Training",
     partial = function() list(history = history_of(history_hook)),
     call = call

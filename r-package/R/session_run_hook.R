@@ -130,9 +130,7 @@ session_run_hook <- function(begin = NULL, after_create_session = NULL, before_r
       )
     }
   }
-  hook <- new.env(parent = emptyenv())
-  hook$condition <- NULL # the first error or interrupt of a callback, and its name
-  hook$callback <- NULL
+  hook <- new_callback_state() # the first error or interrupt of a callback, and its name
   hook$context <- NULL # the view of the step's context, for the callbacks that take it
   hook$py <- NULL # the Python RHook
   hook$last <- NULL # before_run's last value, which RHook holds
@@ -179,11 +177,9 @@ r_method <- function(hook, fn, name) {
            call(".arg", i - 1L))
   })
   user_call <- as.call(c(as.name(name), args))
+  record_first <- record_condition(hook, name)
   record <- function(cnd) {
-    if (is.null(hook$condition)) {
-      hook$condition <- cnd
-      hook$callback <- name
-    }
+    record_first(cnd)
     if (inherits(cnd, "interrupt")) reticulate::py_set_attr(hook$py, "interrupted", TRUE)
   }
   switch(name,

@@ -26,7 +26,14 @@
 #'
 #' When training fails (an error in a hook, a NaN loss) or is interrupted,
 #' the condition signalled carries what was recorded up to then in its
-#' `history` field (`tryCatch(train(...), error = function(e) e$history)`);
+#' `history` field (`tryCatch(train(...), error = function(e) e$history)`).
+#' An error in R code that pyhooks calls (a [session_run_hook()]'s callback, a
+#' custom [estimator()]'s `model_fn`, an input function of no arguments) is
+#' signalled as an error of class `pyhooks_callback_error` naming it (its
+#' `callback` field: `"after_run"`, `"model_fn"`, `"input_fn"`...), whose
+#' `parent` is the R condition raised there, of its own class
+#' (`rlang::cnd_inherits(e, "my_error")`); the same holds in `evaluate()`,
+#' `predict()`, [train_and_evaluate()] and [export_savedmodel()];
 #' an interrupt is signalled as an `interrupt` condition of class
 #' `pyhooks_interrupt` with the same field before R's own interrupt.
 #'
@@ -107,14 +114,14 @@ train.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = NULL
   }, error = function(cnd) tell_cluster("in train() before its first step (its arguments)", cnd))
   hooks <- completed$hooks
   history_hook <- completed$history_hook
-  r_hooks <- r_hooks_of(c(hooks, chief_only_hooks))
+  states <- callback_states(c(hooks, chief_only_hooks, list(object, input_fn)))
 
-  result <- run_with_hooks(
+  result <- run_with_callbacks(
     object$train(
       input_fn = input_fn, steps = steps, hooks = hooks, max_steps = max_steps,
       saving_listeners = as_py_list(saving_listeners), chief_only_hooks = chief_only_hooks
     ),
-    r_hooks = r_hooks,
+    states = states,
     what = "Training",
     partial = function() {
       stop <- stop_of(object$last_stop)
@@ -172,13 +179,13 @@ evaluate.pyhooks_estimator <- function(object, input_fn, steps = NULL, hooks = N
                    class = "pyhooks_error_argument", call = call)
   }
   hooks <- as_hook_list(hooks, call = call)
-  r_hooks <- r_hooks_of(hooks)
-  result <- run_with_hooks(
+  states <- callback_states(c(hooks, list(object, input_fn)))
+  result <- run_with_callbacks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "evaluate"), list(
       input_fn = input_fn, steps = as_py_int(steps), hooks = hooks, name = name,
       checkpoint_path = path_arg(checkpoint_path)
     )),
-    r_hooks = r_hooks, what = "Evaluation", call = call
+    states = states, what = "Evaluation", call = call
   )
   metrics <- lapply(restore_arrays(result), function(v) if (is.list(v)) unlist(v) else v)
   if (!isTRUE(simplify)) return(metrics)
@@ -218,13 +225,13 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
   check_not_na(checkpoint_path, "checkpoint_path", call)
   input_fn <- resolve_input_fn(input_fn, object, call)
   hooks <- as_hook_list(hooks, call = call)
-  r_hooks <- r_hooks_of(hooks)
-  result <- run_with_hooks(
+  states <- callback_states(c(hooks, list(object, input_fn)))
+  result <- run_with_callbacks(
     py_bridge()$call_to_r(reticulate::py_get_attr(object, "predict"), list(
       input_fn = input_fn, hooks = hooks, predict_keys = as_py_list(predict_keys, named = FALSE),
       as_dict = isTRUE(simplify), checkpoint_path = path_arg(checkpoint_path)
     )),
-    r_hooks = r_hooks, what = "Prediction", call = call
+    states = states, what = "Prediction", call = call
   )
   result <- name_class_columns(restore_arrays(result), object)
   if (!isTRUE(simplify)) return(result)
@@ -323,19 +330,56 @@ as_hook_list <- function(hooks, arg = "hooks", call = rlang::caller_env()) {
   unname(hooks)
 }
 
-reset_hook_state <- function(hook) {
-  state <- attr(hook, "pyhooks_state")
+# The R functions pyhooks' Python calls (a session_run_hook()'s methods, a custom
+# estimator's `model_fn`, an input function of no arguments) record their first error or
+# interrupt in a state: `condition`, and `callback`, the function's name ("after_run",
+# "model_fn", "input_fn"). A training, evaluation or prediction call reports it as an R
+# error (run_with_callbacks()). A hook's state is the hook's environment.
+new_callback_state <- function() {
+  state <- new.env(parent = emptyenv())
   state$condition <- NULL
   state$callback <- NULL
+  state
+}
+
+# A calling handler recording `cnd` in `state` unless something was recorded already.
+record_condition <- function(state, callback) {
+  function(cnd) {
+    if (is.null(state$condition)) {
+      state$condition <- cnd
+      state$callback <- callback
+    }
+  }
+}
+
+# The states of the R functions among `objects` (hooks, an estimator, inputs), cleared for
+# a new call.
+callback_states <- function(objects) {
+  states <- Filter(Negate(is.null), lapply(objects, attr, "pyhooks_state"))
+  for (state in states) {
+    state$condition <- NULL
+    state$callback <- NULL
+  }
+  states
+}
+
+# What failed, for the message: "`after_run` of a session_run_hook()", ...
+callback_words <- function(state) {
+  switch(state$callback,
+    model_fn = cli::format_inline("the model function ({.arg model_fn}, mode {.val {state$mode}})"),
+    input_fn = cli::format_inline("the input function ({.arg input_fn})"),
+    cli::format_inline("{.code {state$callback}} of a session_run_hook()")
+  )
 }
 
 # Evaluates `expr` (a training, evaluation or prediction call into Python) and
-# turns its failure into an R condition: an error in an R callback names the
-# callback and keeps the R error as parent; an interrupt stays an interrupt;
-# any other Python error keeps its message. `partial()` gives fields (e.g.
-# the history so far) added to the condition. pyhooks' Python warnings raised
+# turns its failure into an R condition: an error in an R function it called (`states`:
+# callback_states()) names that function and keeps the R error as parent; an interrupt
+# stays an interrupt; any other Python error keeps its message. `partial()` gives fields
+# (e.g. the history so far) added to the condition. pyhooks' Python warnings raised
 # meanwhile become R warnings (first, so a failure loses none of them).
-run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), call) {
+run_with_callbacks <- function(expr, states, what, partial = function() list(), call) {
+  force(states) # cleared before the call
   failure <- NULL
   capture <- py_bridge()$WarningCapture()$start()
   result <- tryCatch(expr, error = function(cnd) {
@@ -349,7 +393,7 @@ run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), cal
   if (is.null(failure)) return(result)
 
   fields <- partial()
-  states <- Filter(function(s) !is.null(s$condition), lapply(r_hooks, attr, "pyhooks_state"))
+  states <- Filter(function(s) !is.null(s$condition), states)
   # the error that stopped training, not one raised while cleaning up after it
   failed <- Find(function(s) !identical(s$callback, "after_error"), states)
   cleanup <- Filter(function(s) identical(s$callback, "after_error"), states)
@@ -366,11 +410,17 @@ run_with_hooks <- function(expr, r_hooks, what, partial = function() list(), cal
     "`after_error` of a session_run_hook() also failed: ", conditionMessage(s$condition))),
     character(1))
   also <- stats::setNames(also, rep("!", length(also)))
+  if (!is.null(failed) && inherits(failed$condition, "pyhooks_error_argument")) {
+    cnd <- failed$condition # pyhooks' check of what an R function returned
+    rlang::abort(conditionMessage(cnd), class = setdiff(class(cnd), c("rlang_error", "error", "condition")),
+                 call = call)
+  }
   if (!is.null(failed)) {
     callback <- failed$callback
+    words <- callback_words(failed)
     rlang::exec(
       cli::cli_abort,
-      c("{what} stopped by an error in {.code {callback}} of a session_run_hook().", also),
+      c("{what} stopped by an error in {words}.", also),
       parent = failed$condition,
       class = "pyhooks_callback_error",
       callback = callback,
@@ -400,9 +450,3 @@ signal_interrupt <- function(what, fields) {
   rlang::interrupt()
 }
 
-# The hooks written in R among `hooks`, their error state cleared for a new run.
-r_hooks_of <- function(hooks) {
-  r_hooks <- Filter(function(h) inherits(h, "pyhooks_session_run_hook"), hooks)
-  for (hook in r_hooks) reset_hook_state(hook)
-  r_hooks
-}

@@ -71,23 +71,24 @@ spec_input_fn <- function(input_fn, call = rlang::caller_env()) {
 # custom estimator calls it (through Python) in each call's graph. It must return a
 # TensorFlow dataset (`tf$data$Dataset`) of `tuple(features, labels)` or of features.
 dataset_input_fn <- function(input_fn) {
+  # the first error or interrupt of the function, for train() and the others to report
+  state <- new_callback_state()
+  record <- record_condition(state, "input_fn")
   wrapper <- function() {
-    dataset <- input_fn()
+    dataset <- withCallingHandlers(input_fn(), error = record, interrupt = record)
     if (!inherits(dataset, "tensorflow.python.data.ops.dataset_ops.DatasetV2")) {
-      stop(structure(class = c("pyhooks_input_fn_error", "error", "condition"), list(
-        message = paste0(
-          "`input_fn`, a function of no arguments, must return a TensorFlow dataset ",
-          "(tf$data$Dataset), not ", cli::format_inline("{.obj_type_friendly {dataset}}"),
-          ". Tensors (tfestimators' custom ",
-          "input functions) are not taken: give their data to input_fn() or numpy_input_fn()."
-        ),
-        call = NULL
-      )))
+      withCallingHandlers(cli::cli_abort(
+        c("{.arg input_fn}, a function of no arguments, must return a TensorFlow dataset ({.code tf$data$Dataset}), not {.obj_type_friendly {dataset}}.",
+          "i" = "Tensors (tfestimators' custom input functions) are not taken: give their data to {.fn input_fn} or {.fn numpy_input_fn}."),
+        class = "pyhooks_error_argument", call = NULL
+      ), error = record)
     }
     dataset
   }
   py_pyhooks() # pyhooks' Python, before reticulate converts the function
-  reticulate::r_to_py(wrapper, convert = FALSE)
+  input <- reticulate::r_to_py(wrapper, convert = FALSE)
+  attr(input, "pyhooks_state") <- state
+  input
 }
 
 # A vector for a Python list argument: always a list, even of length one.

@@ -255,6 +255,28 @@ class WarningCapture:
         return ours
 
 
+class RModelFn:
+    """A custom estimator's R ``model_fn``, called with no arguments.
+
+    While it runs, R reads them as this object's attributes ``features``, ``labels``,
+    ``mode`` and ``config``. A call of the R function with the tensors as its arguments would
+    hold them in R's call stack, and an R error there (``rlang::abort()``,
+    ``stopifnot()``...) records the stack, formatting each argument: ``length()`` of a graph
+    tensor raises TensorFlow's "Using a symbolic `tf.Tensor` as a Python `bool`" instead.
+    """
+
+    def __init__(self, fn):
+        self._fn = fn
+        self.features = self.labels = self.mode = self.config = None
+
+    def __call__(self, features, labels, mode, config=None):
+        self.features, self.labels, self.mode, self.config = features, labels, mode, config
+        try:
+            return self._fn()
+        finally:
+            self.features = self.labels = self.mode = self.config = None
+
+
 def features_as_dict(features):
     """A model_fn's features (a dict subclass) as a plain dict, which reticulate makes a named list."""
     return dict(features)

@@ -188,9 +188,6 @@ test_that("estimator() and estimator_spec() check their arguments", {
   keys <- tf$estimator$ModeKeys
   expect_identical(list(TRAIN = keys$TRAIN, EVAL = keys$EVAL, PREDICT = keys$PREDICT), mode_keys())
   expect_identical(pyhooks:::py_pyhooks()$mode_keys(), mode_keys())
-  failing <- estimator(function(features, labels, mode) stop("no model here"))
-  expect_error(quiet_train(failing, mtcars_input(), steps = 1),
-               "The model function failed \\(mode \"train\"\\): no model here")
 })
 
 test_that("run_config() sets the model directory and seed of estimators", {
@@ -455,9 +452,66 @@ test_that("an input function of no arguments is refused where it cannot be read"
                "a function of no arguments, is an input of custom estimators",
                class = "pyhooks_error_argument")
   model <- estimator(two_column_model_fn)
-  expect_error(quiet_train(model, function() list(mtcars$drat, mtcars$mpg), steps = 1),
-               "must return a TensorFlow dataset \\(tf\\$data\\$Dataset\\), not a list")
-  expect_error(quiet_train(model, function() stop("the data went away"), steps = 1),
-               "the data went away")
+  err <- expect_error(quiet_train(model, function() list(mtcars$drat, mtcars$mpg), steps = 1),
+                      "must return a TensorFlow dataset (`tf$data$Dataset`), not a list",
+                      fixed = TRUE, class = "pyhooks_error_argument")
+  expect_match(format(err$call)[[1L]], "^train\\(")
+  # the user's error is the parent of an R error naming the input function
+  err <- expect_error(quiet_train(model, function() stop("the data went away"), steps = 1),
+                      class = "pyhooks_callback_error")
+  expect_identical(err$callback, "input_fn")
+  expect_match(conditionMessage(err),
+               "Training stopped by an error in the input function (`input_fn`)", fixed = TRUE)
+  expect_identical(conditionMessage(err$parent), "the data went away")
   expect_false(file.exists(file.path(model_dir(model), "checkpoint")))
+  err <- expect_error(suppressMessages(train_and_evaluate(
+    model, train_spec(mtcars_dataset(repeated = TRUE), max_steps = 2),
+    eval_spec(function() stop("no evaluation data"), start_delay_secs = 0, throttle_secs = 0)
+  )), class = "pyhooks_callback_error")
+  expect_identical(err$callback, "input_fn")
+  expect_identical(conditionMessage(err$parent), "no evaluation data")
+  expect_identical(err$history$steps, 2L) # the steps trained before the evaluation
+})
+
+# An error of the user's model_fn: an R error naming it (and the mode), whose parent is
+# the user's own condition, of its class, in each call that builds the model.
+test_that("an error in a model_fn is the parent of an R error naming the model function", {
+  skip_if_no_pyhooks()
+  failing_in <- function(failing_mode) {
+    force(failing_mode)
+    function(features, labels, mode) {
+      # rlang's errors record the call stack, and stopifnot() formats its call
+      if (mode == failing_mode) rlang::abort("no model here", class = "my_model_error")
+      if (mode == "eval") stopifnot("no evaluation here" = FALSE)
+      two_column_model_fn(features, labels, mode)
+    }
+  }
+  model <- estimator(failing_in("train"))
+  err <- expect_error(quiet_train(model, mtcars_dataset(), steps = 1),
+                      class = "pyhooks_callback_error")
+  expect_identical(err$callback, "model_fn")
+  expect_match(conditionMessage(err),
+               "Training stopped by an error in the model function (`model_fn`, mode \"train\")",
+               fixed = TRUE)
+  expect_s3_class(err$parent, "my_model_error")
+  expect_identical(conditionMessage(err$parent), "no model here")
+  expect_true(rlang::cnd_inherits(err, "my_model_error")) # rlang's look along the parents
+  expect_false(file.exists(file.path(model_dir(model), "checkpoint")))
+
+  model <- estimator(failing_in("infer"))
+  quiet_train(model, mtcars_dataset(), steps = 2)
+  err <- expect_error(evaluate(model, mtcars_dataset()), class = "pyhooks_callback_error")
+  expect_match(conditionMessage(err), "Evaluation stopped by an error in the model function")
+  expect_identical(conditionMessage(err$parent), "no evaluation here")
+  for (call in list(quote(predict(model, mtcars_dataset(labels = FALSE))),
+                    quote(export_savedmodel(model, tempfile())))) {
+    err <- expect_error(eval(call), class = "pyhooks_callback_error")
+    expect_match(conditionMessage(err), "mode \"infer\"", fixed = TRUE)
+    expect_match(conditionMessage(err), paste0("^", c(predict = "Prediction",
+                 export_savedmodel = "Export")[[as.character(call[[1L]])]]))
+    expect_s3_class(err$parent, "my_model_error")
+  }
+  # a later call that fails elsewhere does not report the model_fn's earlier error
+  err <- expect_error(evaluate(model, input_fn(mtcars, features = "drat", response = "mpg")))
+  expect_false(inherits(err, "pyhooks_callback_error"))
 })

@@ -332,8 +332,12 @@ test_that("a custom input function (returning tensors) is refused with what to u
                "Give its data to `input_fn\\(\\)` or `numpy_input_fn\\(\\)`")
   # a custom estimator calls it, and says what it must return instead of tensors
   custom <- estimator(function(features, labels, mode) stop("not reached"))
-  expect_error(train(custom, mtcars_input_fn(mtcars), steps = 1),
-               "must return a TensorFlow dataset \\(tf\\$data\\$Dataset\\), not a list. Tensors \\(tfestimators' custom input functions\\) are not taken: give their data to input_fn\\(\\) or numpy_input_fn\\(\\)")
+  err <- expect_error(train(custom, mtcars_input_fn(mtcars), steps = 1),
+                      class = "pyhooks_error_argument")
+  expect_match(conditionMessage(err), "must return a TensorFlow dataset (`tf$data$Dataset`), not a list",
+               fixed = TRUE)
+  expect_match(conditionMessage(err), "Tensors (tfestimators' custom input functions) are not taken: give their data to `input_fn()` or `numpy_input_fn()`",
+               fixed = TRUE)
 })
 
 test_that("an input function of one argument is called with the estimator, as tfestimators did", {

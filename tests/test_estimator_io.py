@@ -1,5 +1,6 @@
 """export_savedmodel(), checkpoint_path and train_and_evaluate(), through real TensorFlow."""
 
+import importlib.util
 import re
 
 import numpy as np
@@ -138,19 +139,27 @@ def test_train_and_evaluate_evaluates_after_saves_as_throttled(data, tmp_path):
 
 
 def test_train_and_evaluate_history_keeps_training_rows(data, tmp_path):
+    """Training rows kept, evaluations beside them; None, not NaN, where none ran (NaN is a
+    value an evaluation can give)."""
     from pyhooks import HistorySaverHook
 
     model = linear_regressor(feature_columns(column_numeric("drat")), model_dir=str(tmp_path),
-                             config=run_config(save_checkpoints_steps=4))
+                             config=run_config(save_checkpoints_steps=3))
     _, history = train_and_evaluate(
         model, train_spec(input_fn(data, ["drat"], "mpg", batch_size=8, num_epochs=None),
                           max_steps=6, hooks=[HistorySaverHook(every_n_step=2)]),
         eval_spec(input_fn(data, ["drat"], "mpg"), steps=2, throttle_secs=0,
                   start_delay_secs=0))
     rows = history.to_dict()
-    assert rows["steps"] == [2, 4, 6]
-    assert all(v == v for v in rows["mean_losses"])
-    assert [v == v for v in rows["eval_loss"]] == [False, True, True]
+    # the training history's rows (2, 4, 6) and one for the evaluation at step 3
+    assert rows["steps"] == [2, 3, 4, 6]
+    assert [v is None for v in rows["mean_losses"]] == [False, True, False, False]
+    assert [v is None for v in rows["eval_loss"]] == [True, False, True, False]
+    lines = repr(history).splitlines()  # printed as R prints it: NA
+    assert "NaN" not in repr(history)
+    assert lines[2].split()[1:4] == ["NA", "NA", "3"] and lines[1].split()[-1] == "NA"
+    if importlib.util.find_spec("pandas"):
+        assert history.to_pandas()["eval_loss"].isna().tolist() == [True, False, True, False]
     # max_steps reached already: no training, one evaluation
     metrics, history = train_and_evaluate(
         model, train_spec(input_fn(data, ["drat"], "mpg", num_epochs=None), max_steps=6),

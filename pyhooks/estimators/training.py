@@ -14,7 +14,6 @@ always evaluated. Each evaluation writes its metrics to ``model_dir/eval``
 
 from __future__ import annotations
 
-import math
 import time
 
 from pyhooks.estimators.inputs import check_input_fn
@@ -134,10 +133,11 @@ class _EvaluateAfterSaves:
 
 
 def _with_evaluations(training, evaluations):
-    """The training history with an ``eval_<metric>`` column per metric: NaN where none ran.
+    """The training history with an ``eval_<metric>`` column per metric: None where none ran.
 
     An evaluation at a step the training history has a row for fills that row;
-    one at another step gets its own row (training columns NaN). Rows by step.
+    one at another step gets its own row (training columns None). Rows by step.
+    None, not NaN, is "no value": an evaluation whose loss was NaN stays NaN.
     """
     names = sorted({key for metrics in evaluations for key in metrics} - {"global_step"})
     base = training.columns
@@ -145,16 +145,16 @@ def _with_evaluations(training, evaluations):
     by_step = {}
     for metrics in evaluations:
         by_step[metrics["global_step"]] = metrics
-    empty = dict.fromkeys((f"eval_{name}" for name in names), math.nan)
+    empty = dict.fromkeys(f"eval_{name}" for name in names)
     rows = []
     for row in training.rows():
         found = by_step.pop(row["steps"], None)
-        evals = empty if found is None else {f"eval_{n}": found.get(n, math.nan) for n in names}
+        evals = empty if found is None else {f"eval_{n}": found.get(n) for n in names}
         rows.append({**row, **evals})
     for step, metrics in by_step.items():
-        row = {name: math.nan for name in base}
+        row = dict.fromkeys(base)
         row["steps"] = step
-        rows.append({**row, **{f"eval_{n}": metrics.get(n, math.nan) for n in names}})
+        rows.append({**row, **{f"eval_{n}": metrics.get(n) for n in names}})
     for row in sorted(rows, key=lambda r: r["steps"]):
         merged.append(row)
     return merged
@@ -170,8 +170,9 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     Returns:
         ``(metrics, history)``: the final evaluation's metrics (a dict, as
         ``evaluate()``), and the training history with the metrics of every
-        evaluation as ``eval_<metric>`` columns (NaN in the rows of steps that
-        were not evaluated).
+        evaluation as ``eval_<metric>`` columns (None in the rows of steps that
+        were not evaluated, and in the training columns of a row only evaluated;
+        ``to_pandas()`` makes them NaN; R's ``NA``).
 
     Example:
         >>> metrics, history = train_and_evaluate(

@@ -56,17 +56,20 @@ def open_csv(path, columns):
 
 
 def _r_format(values):
-    """Formats a numeric column as R prints a data.frame: 7 significant digits, aligned."""
-    if all(isinstance(v, int) for v in values):
-        return [str(v) for v in values]
-    finite = [v for v in values if math.isfinite(v)]
+    """Formats a numeric column as R prints a data.frame: 7 significant digits, aligned.
+
+    None (no value: a step that was not evaluated) prints as R's ``NA``.
+    """
+    if all(isinstance(v, int) or v is None for v in values):
+        return ["NA" if v is None else str(v) for v in values]
+    finite = [v for v in values if v is not None and math.isfinite(v)]
     texts = [f"{v:.7g}" for v in finite]
     if any("e" in t for t in texts):
         digits = None
     else:
         digits = max((len(t.partition(".")[2]) for t in texts), default=0)
     special = {math.inf: "Inf", -math.inf: "-Inf"}
-    return [("NaN" if v != v else special[v]) if not math.isfinite(v)
+    return ["NA" if v is None else ("NaN" if v != v else special[v]) if not math.isfinite(v)
             else (f"{v:.7g}" if digits is None else f"{v:.{digits}f}") for v in values]
 
 
@@ -201,7 +204,7 @@ class History:
         steps = data["steps"]
         for axis, metric in zip(axes, metrics):
             for name in (n for n in columns if metric_of[n] == metric):
-                points = [(s, v) for s, v in zip(steps, data[name]) if v == v]
+                points = [(s, v) for s, v in zip(steps, data[name]) if v is not None and v == v]
                 label = "evaluation" if name != metric else "training"
                 style = "o-" if len(points) < 20 else "-"
                 axis.plot([s for s, _ in points], [v for _, v in points], style, label=label,

@@ -9,6 +9,8 @@ new_history <- function(py_history) {
     py_history$to_dict()
   }
   columns <- lapply(columns, function(column) {
+    # Python's None (a step train_and_evaluate() did not evaluate): NA, not NaN
+    column[vapply(column, is.null, logical(1))] <- list(NA)
     values <- unlist(column, use.names = FALSE)
     if (is.null(values)) numeric() else values
   })

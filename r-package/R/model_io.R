@@ -112,8 +112,9 @@ py_r_support <- function() {
 #' @param ... Not used; must be empty.
 #' @returns `train_and_evaluate()`: the training history (invisibly, as
 #'   [train()]) with one `eval_<metric>` column per metric of [evaluate()]:
-#'   the metrics at the steps that were evaluated, `NaN` at the others (a
-#'   row is added for an evaluated step the history has no row for). Its last
+#'   the metrics at the steps that were evaluated, `NA` at the others (a
+#'   row is added for an evaluated step the history has no row for, its
+#'   training columns `NA`; a metric that was not a number stays `NaN`). Its last
 #'   row holds the final evaluation. `train_spec()`, `eval_spec()`: a
 #'   specification.
 #' @family training

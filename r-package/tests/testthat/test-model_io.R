@@ -91,10 +91,12 @@ test_that("train_and_evaluate() evaluates after checkpoint saves as throttled, a
     ))
     expect_s3_class(history, "pyhooks_history")
     events <- event_values(file.path(model_dir(model), "eval_check"))
-    steps <- history$steps[!is.nan(history$eval_average_loss)]
+    # NA where no evaluation ran (NaN would be an evaluation's value)
+    expect_false(any(is.nan(history$eval_average_loss)))
+    steps <- history$steps[!is.na(history$eval_average_loss)]
     # the same evaluations in the history and in TensorBoard's files
     expect_identical(steps, as.integer(events$step[events$tag == "average_loss"]))
-    expect_equal(history$eval_average_loss[!is.nan(history$eval_average_loss)],
+    expect_equal(history$eval_average_loss[!is.na(history$eval_average_loss)],
                  events$value[events$tag == "average_loss"], tolerance = 1e-6)
     final <- evaluate(model, mtcars_input())
     expect_equal(history$eval_average_loss[nrow(history)], final$average_loss, tolerance = 1e-6)

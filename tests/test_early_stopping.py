@@ -6,6 +6,7 @@ through ``train_and_evaluate()`` on one process and on a two-worker cluster.
 """
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ tf = pytest.importorskip("tensorflow")
 import pyhooks  # noqa: E402
 from pyhooks.estimators import (eval_spec, load_mtcars, run_config, train_and_evaluate,  # noqa: E402
                                 train_spec)
+from pyhooks.errors import PyhooksWarning  # noqa: E402
 from pyhooks.estimators.tensorboard import write_metrics  # noqa: E402
 from pyhooks.hooks import read_eval_metrics  # noqa: E402
 
@@ -35,13 +37,28 @@ def model(tmp_path):
 
 
 def stops(hook, runs=1):
-    """Whether ``runs`` runs of a real session with ``hook`` end with a stop requested."""
+    """Whether ``runs`` runs of a real session with ``hook`` end with a stop requested.
+
+    A rule whose ``min_steps`` is past every evaluation of EVALUATIONS had none to act on:
+    its warning is expected (any other PyhooksWarning fails the test, see pyproject.toml).
+    """
+    rule = hook.should_stop_fn
+    unused = getattr(rule, "min_steps", 0) > EVALUATIONS[-1][0]
     g = counter_graph()
-    with g.graph.as_default():
+    with g.graph.as_default(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PyhooksWarning)
         with pyhooks.MonitoredSession(hooks=[hook]) as sess:
             for _ in range(runs):
                 sess.run(g.train_op)
-            return sess.should_stop()
+            stopped = sess.should_stop()
+    said = [str(w.message) for w in caught if issubclass(w.category, PyhooksWarning)]
+    assert said == ([f"{rule.hook_name}: {rule.eval_dir} has no evaluation from step "
+                     f"{rule.min_steps} on, so it could not stop training. It reads the "
+                     "evaluations that train_and_evaluate() writes after checkpoint saves "
+                     "(save_checkpoints_steps or save_checkpoints_secs of run_config() set how "
+                     "often; 600 seconds by default); train() alone writes none."]
+                    if unused else [])
+    return stopped
 
 
 def test_read_eval_metrics_reads_what_evaluate_writes(model):
@@ -100,8 +117,9 @@ def test_a_named_evaluation_is_read_from_its_eval_dir(model):
 
 
 def test_a_metric_the_evaluations_lack_is_an_error_naming_it(model):
-    with pytest.raises(KeyError, match="no metric 'auc'; it has accuracy, loss"):
+    with pytest.raises(KeyError, match='no metric "auc"; it has accuracy, loss') as info:
         stops(pyhooks.stop_if_higher_hook(model, "auc", 0.5))
+    assert str(info.value).startswith("stop_if_higher_hook: the evaluation at step 1000")
 
 
 def test_checked_every_n_steps_from_the_first_run():
@@ -227,10 +245,31 @@ def test_train_and_evaluate_without_a_stop_trains_to_max_steps(tmp_path):
     model, train, test = _mtcars_model(tmp_path, "full")
     hook = pyhooks.stop_if_lower_hook(model, "average_loss", 0.001, run_every_secs=None,
                                       run_every_steps=5)
-    metrics, _ = train_and_evaluate(model, train_spec(train, max_steps=60, hooks=[hook]),
-                                    eval_spec(test, steps=None, start_delay_secs=0,
-                                              throttle_secs=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyhooksWarning)  # it had evaluations: no warning
+        metrics, _ = train_and_evaluate(model, train_spec(train, max_steps=60, hooks=[hook]),
+                                        eval_spec(test, steps=None, start_delay_secs=0,
+                                                  throttle_secs=0))
     assert metrics["global_step"] == 60
+
+
+@pytest.mark.parametrize("make", [
+    lambda model: pyhooks.stop_if_lower_hook(model, "average_loss", 1e9, run_every_secs=None,
+                                             run_every_steps=1),
+    lambda model: pyhooks.stop_if_no_decrease_hook(model, "loss", 0, min_steps=5),
+])
+def test_a_rule_without_evaluations_says_it_could_not_stop_training(tmp_path, make):
+    """train() alone writes no evaluation: the hook warns at the end instead of saying nothing;
+    an evaluation at an earlier step (evaluate() between train() calls) is one to act on."""
+    model, train, test = _mtcars_model(tmp_path, "alone")
+    with pytest.warns(PyhooksWarning, match=r"eval has no evaluation( from step 5 on)?, so it "
+                                            r"could not stop training.*train\(\) alone"):
+        model.train(train, steps=10, hooks=[make(model)])
+    model.evaluate(test)  # at step 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyhooksWarning)
+        model.train(train, steps=10, hooks=[pyhooks.stop_if_lower_hook(
+            model, "average_loss", -1.0, run_every_secs=None, run_every_steps=100)])
 
 
 @pytest.mark.cluster

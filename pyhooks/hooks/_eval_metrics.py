@@ -17,7 +17,16 @@ import os
 from pyhooks import _logging
 from pyhooks.timer import check_positive
 
-__all__ = ["NoImprovement", "ThresholdCrossed", "eval_dir_of", "read_eval_metrics"]
+__all__ = ["MissingMetricError", "NoImprovement", "ThresholdCrossed", "eval_dir_of",
+           "read_eval_metrics"]
+
+
+class MissingMetricError(KeyError):
+    """An evaluation lacks the rule's metric: a KeyError (as TensorFlow's rules raised), whose
+    text is its message (a plain KeyError's text is the message's repr, in quotes)."""
+
+    def __str__(self):
+        return str(self.args[0])
 
 
 def read_eval_metrics(eval_dir):
@@ -92,11 +101,23 @@ class _Rule:
             if step < self.min_steps:
                 continue
             if self.metric_name not in metrics:
-                raise KeyError(f"{self.hook_name}: the evaluation at step {step} in "
-                               f"{self.eval_dir} has no metric {self.metric_name!r}; it has "
-                               f"{', '.join(sorted(metrics))}.")
+                raise MissingMetricError(
+                    f"{self.hook_name}: the evaluation at step {step} in {self.eval_dir} has no "
+                    f"metric \"{self.metric_name}\"; it has {', '.join(sorted(metrics))}.")
             out.append((step, metrics[self.metric_name]))
         return out
+
+
+    def unused_note(self):
+        """A warning's text if ``eval_dir`` holds no evaluation the rule looks at (none at a
+        step from ``min_steps`` on), so it had nothing to act on; else None."""
+        if any(step >= self.min_steps for step in read_eval_metrics(self.eval_dir)):
+            return None
+        since = f" from step {self.min_steps} on" if self.min_steps else ""
+        return (f"{self.hook_name}: {self.eval_dir} has no evaluation{since}, so it could not "
+                "stop training. It reads the evaluations that train_and_evaluate() writes after "
+                "checkpoint saves (save_checkpoints_steps or save_checkpoints_secs of run_config() "
+                "set how often; 600 seconds by default); train() alone writes none.")
 
 
 class ThresholdCrossed(_Rule):

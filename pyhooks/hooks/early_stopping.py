@@ -11,8 +11,10 @@ as usual. Same arguments, defaults and rules as TensorFlow's.
 from __future__ import annotations
 
 import os
+import warnings
 
 from pyhooks import _logging
+from pyhooks.errors import PyhooksWarning
 from pyhooks.hooks._workers import worker_path
 from pyhooks.hook import SessionRunArgs, SessionRunHook
 from pyhooks.hooks._common import global_step_read
@@ -31,7 +33,9 @@ class EarlyStoppingHook(SessionRunHook):
     ``train_distribute``, an eager loop with a stop agreement): only the chief
     asks, and its request reaches every worker through the workers' stop
     agreement (:class:`pyhooks.distribute.StopAgreementHook`), so all of them
-    stop after the same step.
+    stop after the same step. At the end, the rule of a ``stop_if_*_hook()`` that found no
+    evaluation to act on (``train()`` alone, or checkpoints too rare) says so in a
+    :class:`~pyhooks.errors.PyhooksWarning`.
 
     Args:
         should_stop_fn: a function of no arguments returning True to stop.
@@ -79,6 +83,16 @@ class EarlyStoppingHook(SessionRunHook):
             if self.should_stop_fn():
                 _logging.info("Requesting early stopping at global step %d.", step)
                 run_context.request_stop()
+
+
+    def end(self, session):
+        # a rule of stop_if_*_hook() that found no evaluation to act on says so (a PyhooksWarning:
+        # an R warning in R), not silently trained to the end
+        note = getattr(self.should_stop_fn, "unused_note", None)
+        if note is not None and self._args is not None:  # the chief's
+            text = note()
+            if text is not None:
+                warnings.warn(text, PyhooksWarning, stacklevel=2)
 
 
 def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_every_steps=None):

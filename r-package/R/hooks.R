@@ -390,7 +390,10 @@ hook_feed_fn <- function(feed_fn) {
 #' Evaluations at steps before `min_steps` are not looked at. Under a
 #' multi-worker `train_distribute` strategy (see [run_config()]) the chief
 #' decides and every worker stops after the same step. The reasons for a
-#' stop are logged (`INFO:pyhooks:` lines).
+#' stop are logged (`INFO:pyhooks:` lines). A hook that found no evaluation
+#' to read ([train()] alone, or no checkpoint saved before the end) says so
+#' at the end of training in an R warning (class
+#' `pyhooks_python_PyhooksWarning`).
 #'
 #' @param estimator The estimator being trained.
 #' @param metric_name The metric to watch, a name among those [evaluate()]
@@ -479,8 +482,11 @@ early_stopping_hook <- function(name, estimator, metric_name, args, eval_dir, mi
     run_every_secs = run_every_secs,
     run_every_steps = as_py_int(run_every_steps)
   )), call = call)
-  # printed as the R function that made it: stop_if_no_decrease_hook -> hook_stop_if_no_decrease
-  attr(hook, "pyhooks_function") <- paste0("hook_", sub("_hook$", "", name))
+  # printed as the R function that made it: stop_if_no_decrease_hook -> hook_stop_if_no_decrease,
+  # and so named in the rule's messages (a metric the evaluations lack, no evaluation to read)
+  r_name <- paste0("hook_", sub("_hook$", "", name))
+  attr(hook, "pyhooks_function") <- r_name
+  reticulate::py_set_attr(reticulate::py_get_attr(hook, "should_stop_fn"), "hook_name", r_name)
   hook
 }
 

@@ -353,6 +353,22 @@ test_that("hook_stop_if_no_decrease() and its kin stop as their rules say", {
   expect_lte(max(higher$history$steps), 11L)
 })
 
+test_that("an early-stopping hook with no evaluation to read says so in an R warning", {
+  skip_if_no_pyhooks()
+  model <- linear_regressor(mtcars_columns())
+  expect_warning(
+    quiet_train(model, steps = 3,
+                hooks = list(hook_stop_if_no_decrease(model, "loss", 10, run_every_steps = 1))),
+    "hook_stop_if_no_decrease: .* has no evaluation, so it could not stop training",
+    class = "pyhooks_python_PyhooksWarning"
+  )
+  # the rule's errors name the R function too
+  expect_error(early_stopped(function(model) hook_stop_if_higher(model, "auc", 0.5,
+                                                                  run_every_steps = 1),
+                             max_steps = 12),
+               "hook_stop_if_higher: the evaluation at step 10 .* has no metric \"auc\"")
+})
+
 test_that("the early-stopping hooks check their arguments in R words", {
   skip_if_no_pyhooks()
   model <- linear_regressor(mtcars_columns())

@@ -171,9 +171,7 @@ class Estimator:
         The one recorded in model_dir; at a ``train()`` into a model_dir that has
         none yet, this input's (saved once training starts).
         """
-        if self._schema is None:
-            self._schema = Schema.load(self._checkpoint_dir)
-        if self._schema is not None:
+        if self._loaded_schema() is not None:
             return self._schema, False
         if mode != TRAIN:
             return None, False
@@ -270,9 +268,14 @@ class Estimator:
         return self._head.class_names(self._schema_levels())
 
     def _schema_levels(self):
+        schema = self._loaded_schema()
+        return None if schema is None else schema.response_levels
+
+    def _loaded_schema(self):
+        """The data contract recorded by the first ``train()``, or None before one."""
         if self._schema is None:
             self._schema = Schema.load(self._checkpoint_dir)
-        return None if self._schema is None else self._schema.response_levels
+        return self._schema
 
     # -- public API
     def train(self, input_fn, steps=None, hooks=None, max_steps=None, saving_listeners=None,

@@ -151,3 +151,18 @@ def variable_values(estimator, names=None):
             value = value.astype(np.float64)
         values[name] = value
     return values
+
+
+def class_names(estimator):
+    """A classifier's class names as R shows them, or None for other models.
+
+    A logical response's classes are ``"FALSE"`` and ``"TRUE"`` in R (Python's ``"0"`` and
+    ``"1"``, its class ids), so that ``predict()``'s ``classes`` compare equal to the
+    response (``"TRUE" == TRUE`` in R; ``"1" == TRUE`` is not); others are Python's.
+    """
+    names = estimator.class_names()
+    schema = estimator._loaded_schema() if names is not None else None
+    if (schema is not None and len(schema.response) == 1
+            and schema.response[0].kind == "boolean" and names == ["0", "1"]):
+        return ["FALSE", "TRUE"]
+    return names

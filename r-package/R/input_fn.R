@@ -27,8 +27,9 @@
 #'   trained (`levels(x)[1]` is class `0`, and `predict()`'s `classes` are
 #'   the level names), and a later input whose factor lists its levels in
 #'   another order means the same classes. A logical response is class `0`
-#'   for `FALSE` and `1` for `TRUE` (`classes` `"0"` and `"1"`, as for 0/1
-#'   numbers); make it a factor to have its classes named.
+#'   for `FALSE` and `1` for `TRUE`; `predict()` names them `"FALSE"` and
+#'   `"TRUE"` (its `classes` compare equal to the response; a SavedModel's
+#'   `classes`, as Python's, are `"0"` and `"1"`).
 #' @param batch_size Rows per batch.
 #' @param shuffle `"auto"` (shuffle when training), `TRUE` or `FALSE`.
 #' @param num_epochs Passes over the data, or `NULL` to repeat it forever

@@ -248,10 +248,23 @@ predict.pyhooks_estimator <- function(object, input_fn, predict_keys = NULL, hoo
 # A classifier's `probabilities` (and `logits`, one per class) as matrices whose columns
 # are named by class, as R's predict() methods name them: the columns follow the classes
 # the model was trained on, which need not be the order of a later input's factor levels.
+# A logical response's classes are "FALSE" and "TRUE" here (Python's "0" and "1"), in
+# `classes` too (see r_support.class_names()).
 name_class_columns <- function(result, object) {
-  classes <- object$class_names() # NULL but for a canned classifier
-  if (is_py_object(classes)) classes <- reticulate::py_to_r(classes)
+  classes <- reticulate::py_to_r(py_r_support()$class_names(object)) # NULL: not canned
   if (!length(classes)) return(result)
+  python <- as.character(unlist(object$class_names()))
+  if (!identical(as.character(unlist(classes)), python)) {
+    rename <- function(x) if (is.null(x)) x else unlist(classes)[match(x, python)]
+    if (is.null(names(result))) { # simplify = FALSE: one list per example
+      result <- lapply(result, function(example) {
+        example["classes"] <- list(rename(example$classes))
+        example
+      })
+    } else {
+      result["classes"] <- list(rename(result$classes))
+    }
+  }
   for (key in intersect(c("probabilities", "logits"), names(result))) {
     value <- result[[key]]
     if (is.matrix(value) && ncol(value) == length(classes)) {

@@ -196,7 +196,7 @@ test_that("column names beyond ASCII train, evaluate and predict", {
     column_numeric("a b"), column_numeric("a_b"))), "would share the variable names")
 })
 
-test_that("a logical response is class 0 for FALSE and 1 for TRUE", {
+test_that("a logical response is class 0 for FALSE and 1 for TRUE, named \"FALSE\" and \"TRUE\"", {
   skip_if_no_pyhooks()
   data <- mtcars
   data$manual <- data$am == 1 # the feature am (0/1) tells it exactly
@@ -204,7 +204,16 @@ test_that("a logical response is class 0 for FALSE and 1 for TRUE", {
   quiet_train(model, input_fn(data, manual ~ am, batch_size = 8, num_epochs = NULL), steps = 200)
   predicted <- predict(model, input_fn(data, features = am))
   expect_identical(predicted$class_ids, as.integer(data$manual)) # TRUE is class 1
-  expect_identical(predicted$classes, as.character(predicted$class_ids))
+  # named as R prints logicals, so that they compare equal to the response
+  expect_identical(predicted$classes, c("FALSE", "TRUE")[predicted$class_ids + 1L])
+  expect_true(all(predicted$classes == data$manual))
+  expect_identical(colnames(predicted$probabilities), c("FALSE", "TRUE"))
+  one_by_one <- predict(model, input_fn(data, features = am), simplify = FALSE)
+  expect_identical(vapply(one_by_one, `[[`, "", "classes"), predicted$classes)
+  expect_identical(predict(model, input_fn(data, features = am), predict_keys = "classes"),
+                   predicted$classes)
+  # Python's names are TensorFlow's class ids
+  expect_identical(unlist(model$class_names()), c("0", "1"))
   expect_identical(evaluate(model, input_fn(data, manual ~ am))$accuracy, 1)
   # a later input must be logical too: 0/1 numbers are another kind of data
   data$manual <- data$am

@@ -134,7 +134,7 @@ def test_tf1_feature_column_input_layer_takes_pyhooks_columns(data):
     np.testing.assert_allclose(got["ours"], expected, rtol=1e-6)
     np.testing.assert_allclose(got["theirs"], expected, rtol=1e-6)
     np.testing.assert_array_equal(got["ours"], got["direct"])
-    assert tf1.feature_column.numeric_column.__wrapped__ is v1.feature_column.numeric_column
+    assert tf1.feature_column.numeric_column is v1.feature_column.numeric_column
     assert "input_layer" in dir(tf1.feature_column) and "numeric_column" in dir(tf1.feature_column)
 
 

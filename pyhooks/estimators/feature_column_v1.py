@@ -10,8 +10,6 @@ the same input as :func:`pyhooks.estimators.input_layer`. TensorFlow's own colum
 
 from __future__ import annotations
 
-import functools
-
 from pyhooks.estimators._quiet import import_tensorflow
 from pyhooks.estimators.feature_columns import FeatureColumn
 
@@ -53,18 +51,7 @@ def input_layer(features, feature_columns, weight_collections=None, trainable=Tr
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
-    value = getattr(import_tensorflow().compat.v1.feature_column, name)
-    if not callable(value) or isinstance(value, type):
-        return value
-
-    @functools.wraps(value)
-    def called_from_python(*args, **kwargs):
-        # TensorFlow's deprecation notice (numeric_column() & co.) reads its caller's Python
-        # frame: called from R, which has none, it failed with "'NoneType' object has no
-        # attribute 'f_code'"
-        return value(*args, **kwargs)
-
-    return called_from_python
+    return getattr(import_tensorflow().compat.v1.feature_column, name)
 
 
 def __dir__():

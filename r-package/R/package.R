@@ -75,6 +75,7 @@
     delay_load = list(
       priority = 5,
       before_load = function() check_running_python(),
+      on_load = function() py_bridge()$allow_deprecated_calls_from_r(),
       on_error = function(e) abort_python_missing(e)
     )
   )
@@ -91,7 +92,10 @@ import_checked <- function(module) {
 # `tf` when Python ran before library(pyhooks): the module, imported at its first use.
 #' @export
 `$.pyhooks_tf` <- function(x, name) {
-  if (is.null(.py$tf)) .py$tf <- import_checked("pyhooks.estimators.tf1")
+  if (is.null(.py$tf)) {
+    .py$tf <- import_checked("pyhooks.estimators.tf1")
+    py_bridge()$allow_deprecated_calls_from_r()
+  }
   .py$tf[[name]]
 }
 

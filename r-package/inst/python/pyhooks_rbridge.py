@@ -13,6 +13,7 @@ Nothing here imports TensorFlow. Its pieces:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import sys
 import threading
@@ -275,6 +276,32 @@ class RModelFn:
             return self._fn()
         finally:
             self.features = self.labels = self.mode = self.config = None
+
+
+def allow_deprecated_calls_from_r():
+    """Lets R call TensorFlow's deprecated functions (``tf$compat$v1$to_float``,
+    ``tf$train$checkpoint_exists``...) directly.
+
+    Their deprecation notice names the Python line that called them. Called from R there is
+    no such line, and TensorFlow's lookup failed with "'NoneType' object has no attribute
+    'f_code'" before the function ran (TensorFlow issue 49225). The lookup used from then
+    on says "R" for such calls and gives TensorFlow's answer for the others.
+    """
+    from pyhooks.estimators._quiet import import_tensorflow
+
+    import_tensorflow()
+    from tensorflow.python.util import deprecation
+
+    def call_location(outer=False):
+        # the frames above this one: the deprecated function's wrapper, then its caller
+        caller = inspect.currentframe().f_back.f_back
+        if caller is None:
+            return "R"
+        if outer and caller.f_back is not None:
+            caller = caller.f_back
+        return f"{caller.f_code.co_filename}:{caller.f_lineno}"
+
+    deprecation._call_location = call_location  # noqa: SLF001
 
 
 def features_as_dict(features):

@@ -96,6 +96,9 @@ test_that("input_layer() gives the dense input of feature columns", {
   expect_match(class(theirs)[[1]], "NumericColumn")
   expect_error(linear_regressor(list(theirs)),
                "use column_numeric() in place of tf.feature_column's NumericColumn", fixed = TRUE)
+  # any deprecated function called from R runs (its notice says "From R:")
+  expect_false(tf$train$checkpoint_exists(file.path(tempdir(), "no-such-checkpoint")))
+  expect_identical(as.integer(tf$arg_max(tf$constant(c(1, 3, 2)), 0L)$numpy()), 1L)
 })
 
 test_that("a model_fn taking params gets list() when the estimator has none", {

@@ -98,10 +98,14 @@ class StepGraph:
 
     finalized = True
 
-    def __init__(self, global_step, kind="eager", expose=None):
+    def __init__(self, global_step, kind="eager", expose=None, checkpoint=None):
         self._global_step = global_step
         self._expose = expose  # called before anyone is given the variable (eager: _Stepper)
         self.kind = kind
+        # what a CheckpointSaverHook without a saver saves: a function making a
+        # tf.train.Checkpoint (Keras: the model and its optimizer), or None (eager: the loop's
+        # variables are not known, the hook needs its saver)
+        self.default_checkpoint = checkpoint
 
     @property
     def global_step(self):

@@ -294,9 +294,11 @@ def test_exhausted_dataset_ends_fit_and_calls_end():
     assert out.getvalue().endswith("Training stopped after 4 of 6 steps: input exhausted.\n")
 
 
-def test_checkpoint_saver_with_tf_train_checkpoint(tmp_path):
+@pytest.mark.parametrize("given", [True, False])
+def test_checkpoint_saver_with_tf_train_checkpoint(tmp_path, given):
+    """A tf.train.Checkpoint given as saver, or none: the model and its optimizer."""
     model = make_model()
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer) if given else None
     hook = pyhooks.CheckpointSaverHook(tmp_path, save_steps=3, saver=checkpoint)
     fit([hook], model=model)
     assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model.ckpt-8")
@@ -347,8 +349,10 @@ def test_summary_saver_writes_logs_with_tf_summary(tmp_path):
 @pytest.mark.parametrize("make_hook, message", [
     (lambda d: pyhooks.ProfilerHook(save_steps=1, output_dir=d),
      "ProfilerHook needs a TensorFlow graph session and cannot run on the keras backend"),
-    (lambda d: pyhooks.CheckpointSaverHook(d, save_steps=1),
-     "CheckpointSaverHook on the keras backend needs saver=tf.train.Checkpoint"),
+    (lambda d: pyhooks.CheckpointSaverHook(d, save_steps=1,
+                                           scaffold=tf.compat.v1.train.Scaffold()),
+     "CheckpointSaverHook on the keras backend needs saver=tf.train.Checkpoint(...) (or a "
+     "tf.train.CheckpointManager), got a Scaffold"),
     (lambda d: pyhooks.FeedFnHook(lambda: None),
      "FeedFnHook needs a TensorFlow graph session"),
 ])

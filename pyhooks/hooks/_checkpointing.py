@@ -73,12 +73,19 @@ class _ManagerSaver:
         return self.manager.save(checkpoint_number=global_step)
 
 
-def eager_saver(kind, saver, scaffold, checkpoint_dir, basename):
-    """The saver of a ``CheckpointSaverHook`` on a non-graph backend, or a ``HookSetupError``."""
+def eager_saver(backend, saver, scaffold, checkpoint_dir, basename):
+    """The saver of a ``CheckpointSaverHook`` on a non-graph backend, or a ``HookSetupError``.
+
+    Without ``saver`` (and ``scaffold``), the backend's default checkpoint: on Keras, the
+    model and its optimizer (whose ``iterations`` are the global step).
+    """
     import tensorflow as tf
 
     from pyhooks.errors import HookSetupError
 
+    kind = backend.kind
+    if saver is None and scaffold is None and backend.default_checkpoint is not None:
+        saver = backend.default_checkpoint()
     if isinstance(saver, tf.train.CheckpointManager):
         return _ManagerSaver(saver)
     if isinstance(saver, tf.train.Checkpoint):

@@ -48,10 +48,13 @@ class CheckpointSaverHook(StepsPerRun, SessionRunHook):
     checkpoint names). Within one process the lock is shared (an estimator's
     ``train()`` runs this hook on its own model_dir).
 
-    On the eager and Keras backends ``saver`` must be a ``tf.train.Checkpoint``
+    On the eager and Keras backends ``saver`` is a ``tf.train.Checkpoint``
     (saved through a ``tf.train.CheckpointManager`` keeping 5, as ``<checkpoint_dir>/
     <checkpoint_basename>-<step>``) or a ``CheckpointManager``; put the global step
-    in it to resume the step count. No graph, ``.meta`` or event files there.
+    in it to resume the step count. On Keras it may be left out: the checkpoint is then
+    ``tf.train.Checkpoint(model=model, optimizer=model.optimizer)`` (the optimizer's
+    ``iterations`` are the step count; a separate global step is added as ``global_step``).
+    No graph, ``.meta`` or event files there.
 
     Args:
         checkpoint_dir: directory of the checkpoints, ``graph.pbtxt`` and events (on a
@@ -139,7 +142,7 @@ class CheckpointSaverHook(StepsPerRun, SessionRunHook):
         self._per_run = self.steps_per_run()
         if backend is not None:  # eager / Keras: a tf.train.Checkpoint, no graph files
             self._writer = None
-            self._saver = eager_saver(backend.kind, self._given_saver, self._scaffold,
+            self._saver = eager_saver(backend, self._given_saver, self._scaffold,
                                       self._checkpoint_dir, os.path.basename(self._save_path))
             self._graph_written = True
         else:

@@ -185,6 +185,7 @@ def test_a_changed_shape_names_the_column(tmp_path):
     ([datetime.date(2020, 1, 1), datetime.date(2020, 1, 2)], "holds dates and times"),
     (pd.Series(pd.to_timedelta([1, 2], unit="D")), "holds durations"),
     ([datetime.timedelta(1), datetime.timedelta(2)], "holds durations"),
+    (pd.Series(pd.period_range("2020-01", periods=2, freq="M")), "holds periods"),
     (np.array([1 + 2j, 3j]), "holds complex numbers"),
 ])
 def test_dates_durations_and_complex_numbers_are_refused_with_a_way_to_convert(values, words):
@@ -194,6 +195,8 @@ def test_dates_durations_and_complex_numbers_are_refused_with_a_way_to_convert(v
     if words == "holds durations":  # their hint is not the dates' "days since 1970-01-01"
         assert "np.timedelta64(1, 'D')" in str(raised.value)
         assert "1970" not in str(raised.value)
+    if words == "holds periods":
+        assert "p.ordinal" in str(raised.value)
 
 
 @pytest.mark.parametrize("where", ["feature", "response", "weight"])

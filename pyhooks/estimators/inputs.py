@@ -107,6 +107,8 @@ _TIME_FIXES = {
     "dates and times": "e.g. to days since 1970-01-01 (`values.astype('datetime64[D]').astype("
                        "'int64')`) or to a category such as its month",
     "durations": "e.g. to days (`values / np.timedelta64(1, 'D')`)",
+    "periods": "e.g. to their ordinal (`series.map(lambda p: p.ordinal)`: for monthly periods, "
+               "months since 1970-01) or to a category (`series.astype(str)`)",
 }
 
 
@@ -234,6 +236,8 @@ def _object_column(name, array, first_row):
         what = "dates and times" if not any(
             isinstance(v, (datetime.timedelta, np.timedelta64)) for v in array) else "durations"
         raise TypeError(f"Column {name!r} holds {what}: " + _fix(what) + ".")
+    if any(type(v).__name__ == "Period" for v in array):  # pandas' periods (pandas not imported)
+        raise TypeError(f"Column {name!r} holds periods (pandas Period): " + _fix("periods") + ".")
     if all(isinstance(v, str) for v in array):
         return array.astype(str)
     if all(isinstance(v, (bytes, np.bytes_)) for v in array):

@@ -193,9 +193,9 @@ class HooksCallback(keras.callbacks.Callback):
         step = self._global_step if self._global_step is not None else model.optimizer.iterations
         if not isinstance(step, tf.Variable):
             step = getattr(step, "value", step)  # a Keras variable's tf.Variable
+        own_step = {} if self._global_step is None else {"global_step": step}
         graph = StepGraph(step, kind="keras", checkpoint=lambda: tf.train.Checkpoint(
-            model=model, optimizer=model.optimizer,
-            **({} if step is model.optimizer.iterations else {"global_step": step})))
+            model=model, optimizer=model.optimizer, **own_step))
         self.session = None  # as in a graph: after_error gets no session while begin() runs
         session = KerasSession(graph)
         self._hooked.new_session()

@@ -107,7 +107,6 @@ class _Rule:
             out.append((step, metrics[self.metric_name]))
         return out
 
-
     def unused_note(self):
         """A warning's text if ``eval_dir`` holds no evaluation the rule looks at (none at a
         step from ``min_steps`` on), so it had nothing to act on; else None."""

@@ -84,7 +84,6 @@ class EarlyStoppingHook(SessionRunHook):
                 _logging.info("Requesting early stopping at global step %d.", step)
                 run_context.request_stop()
 
-
     def end(self, session):
         # a rule of stop_if_*_hook() that found no evaluation to act on says so (a PyhooksWarning:
         # an R warning in R), not silently trained to the end

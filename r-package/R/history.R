@@ -10,7 +10,7 @@ new_history <- function(py_history) {
   }
   columns <- lapply(columns, function(column) {
     # Python's None (a step train_and_evaluate() did not evaluate): NA, not NaN
-    column[vapply(column, is.null, logical(1))] <- list(NA)
+    column[vapply(column, is.null, logical(1))] <- list(NA_real_)
     values <- unlist(column, use.names = FALSE)
     if (is.null(values)) numeric() else values
   })

@@ -100,6 +100,13 @@ test_that("train_and_evaluate() evaluates after checkpoint saves as throttled, a
                  events$value[events$tag == "average_loss"], tolerance = 1e-6)
     final <- evaluate(model, mtcars_input())
     expect_equal(history$eval_average_loss[nrow(history)], final$average_loss, tolerance = 1e-6)
+    # max_steps reached already: one evaluation, in a row whose training columns are NA numbers
+    again <- suppressMessages(train_and_evaluate(
+      model, train_spec(mtcars_input(num_epochs = NULL), max_steps = 10),
+      eval_spec(mtcars_input(), steps = NULL, name = "check")
+    ))
+    expect_identical(again$steps, 10L)
+    expect_identical(again$mean_losses, NA_real_)
     steps
   }
   # the real clock cannot reach 10^6 seconds here: no flaky timing

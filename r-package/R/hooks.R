@@ -122,13 +122,16 @@ hook_history_saver <- function(every_n_step = 10, path = NULL, metrics = NULL, l
 hook_logging_tensor <- function(tensors, every_n_iter = NULL, every_n_secs = NULL,
                                 at_end = FALSE, formatter = NULL) {
   rlang::check_required(tensors)
-  py_construct("LoggingTensorHook", list(
+  state <- new_callback_state() # an error of an R formatter, for train() to report
+  hook <- py_construct("LoggingTensorHook", list(
     tensors = as_py_list(tensors),
     every_n_iter = as_py_int(every_n_iter),
     every_n_secs = every_n_secs,
     at_end = at_end,
-    formatter = r_formatter(formatter)
+    formatter = r_formatter(formatter, state)
   ))
+  if (is.function(formatter)) attr(hook, "pyhooks_state") <- state
+  hook
 }
 
 #' Stop or fail when the loss becomes NaN
@@ -490,10 +493,14 @@ early_stopping_hook <- function(name, estimator, metric_name, args, eval_dir, mi
   hook
 }
 
-r_formatter <- function(formatter) {
+# An R formatter as the Python hook calls it, recording its first error in `state`.
+r_formatter <- function(formatter, state) {
   if (!is.function(formatter)) return(formatter)
+  record <- record_condition(state, "formatter")
   with_elapsed <- length(formals(formatter)) >= 2L || "..." %in% names(formals(formatter))
-  py_bridge()$r_formatter(function(values, ...) formatter(restore_arrays(values), ...), with_elapsed)
+  py_bridge()$r_formatter(function(values, ...) {
+    withCallingHandlers(formatter(restore_arrays(values), ...), error = record, interrupt = record)
+  }, with_elapsed)
 }
 
 path_arg <- function(x) {

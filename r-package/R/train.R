@@ -28,9 +28,10 @@
 #' the condition signalled carries what was recorded up to then in its
 #' `history` field (`tryCatch(train(...), error = function(e) e$history)`).
 #' An error in R code that pyhooks calls (a [session_run_hook()]'s callback, a
-#' custom [estimator()]'s `model_fn`, an input function of no arguments) is
-#' signalled as an error of class `pyhooks_callback_error` naming it (its
-#' `callback` field: `"after_run"`, `"model_fn"`, `"input_fn"`...), whose
+#' custom [estimator()]'s `model_fn`, an input function of no arguments, the
+#' `formatter` of [hook_logging_tensor()]) is signalled as an error of class
+#' `pyhooks_callback_error` naming it (its `callback` field: `"after_run"`,
+#' `"model_fn"`, `"input_fn"`, `"formatter"`...), whose
 #' `parent` is the R condition raised there, of its own class
 #' (`rlang::cnd_inherits(e, "my_error")`); the same holds in `evaluate()`,
 #' `predict()`, [train_and_evaluate()] and [export_savedmodel()];
@@ -344,10 +345,11 @@ as_hook_list <- function(hooks, arg = "hooks", call = rlang::caller_env()) {
 }
 
 # The R functions pyhooks' Python calls (a session_run_hook()'s methods, a custom
-# estimator's `model_fn`, an input function of no arguments) record their first error or
-# interrupt in a state: `condition`, and `callback`, the function's name ("after_run",
-# "model_fn", "input_fn"). A training, evaluation or prediction call reports it as an R
-# error (run_with_callbacks()). A hook's state is the hook's environment.
+# estimator's `model_fn`, an input function of no arguments, hook_logging_tensor()'s
+# `formatter`) record their first error or interrupt in a state: `condition`, and
+# `callback`, the function's name ("after_run", "model_fn", "input_fn", "formatter"). A
+# training, evaluation or prediction call reports it as an R error (run_with_callbacks()).
+# A session_run_hook()'s state is the hook's environment.
 new_callback_state <- function() {
   state <- new.env(parent = emptyenv())
   state$condition <- NULL
@@ -381,6 +383,7 @@ callback_words <- function(state) {
   switch(state$callback,
     model_fn = cli::format_inline("the model function ({.arg model_fn}, mode {.val {state$mode}})"),
     input_fn = cli::format_inline("the input function ({.arg input_fn})"),
+    formatter = cli::format_inline("the {.arg formatter} of {.fn hook_logging_tensor}"),
     cli::format_inline("{.code {state$callback}} of a session_run_hook()")
   )
 }

@@ -99,6 +99,15 @@ test_that("hook_logging_tensor() takes an R formatter", {
     quiet_train(linear_regressor(mtcars_columns()), steps = 2, hooks = list(hook)),
     "final loss [0-9]+\\.[0-9]"
   )
+  # an error in it: an R error naming it, the formatter's condition as parent
+  failing <- hook_logging_tensor(list(loss = "training_loss"), every_n_iter = 1,
+                                 formatter = function(values) rlang::abort("no format",
+                                                                           class = "my_error"))
+  err <- expect_error(quiet_train(linear_regressor(mtcars_columns()), steps = 2,
+                                  hooks = list(failing)), class = "pyhooks_callback_error")
+  expect_identical(err$callback, "formatter")
+  expect_match(conditionMessage(err), "the `formatter` of `hook_logging_tensor()`", fixed = TRUE)
+  expect_s3_class(err$parent, "my_error")
   expect_error(hook_logging_tensor(list(loss = "training_loss")), class = "pyhooks_python_error")
   expect_error(hook_logging_tensor(list(loss = "training_loss"), every_n_iter = 0.5), "whole number")
   expect_error(hook_logging_tensor(), "`tensors` is absent")

@@ -368,7 +368,13 @@ hook_final_ops <- function(final_ops, final_ops_feed_dict = NULL) {
 #' }
 hook_feed_fn <- function(feed_fn) {
   rlang::check_required(feed_fn)
-  py_construct("FeedFnHook", list(feed_fn = feed_fn))
+  if (!is.function(feed_fn) || is_py_object(feed_fn)) {
+    return(py_construct("FeedFnHook", list(feed_fn = feed_fn))) # Python's check
+  }
+  state <- new_callback_state() # an error of the R function, for train() to report
+  hook <- py_construct("FeedFnHook", list(feed_fn = recording(feed_fn, state, "feed_fn")))
+  attr(hook, "pyhooks_state") <- state
+  hook
 }
 
 #' Stop training when the evaluations say so (early stopping)
@@ -496,11 +502,10 @@ early_stopping_hook <- function(name, estimator, metric_name, args, eval_dir, mi
 # An R formatter as the Python hook calls it, recording its first error in `state`.
 r_formatter <- function(formatter, state) {
   if (!is.function(formatter)) return(formatter)
-  record <- record_condition(state, "formatter")
   with_elapsed <- length(formals(formatter)) >= 2L || "..." %in% names(formals(formatter))
-  py_bridge()$r_formatter(function(values, ...) {
-    withCallingHandlers(formatter(restore_arrays(values), ...), error = record, interrupt = record)
-  }, with_elapsed)
+  py_bridge()$r_formatter(recording(function(values, ...) {
+    formatter(restore_arrays(values), ...)
+  }, state, "formatter"), with_elapsed)
 }
 
 path_arg <- function(x) {

@@ -29,9 +29,10 @@
 #' `history` field (`tryCatch(train(...), error = function(e) e$history)`).
 #' An error in R code that pyhooks calls (a [session_run_hook()]'s callback, a
 #' custom [estimator()]'s `model_fn`, an input function of no arguments, the
-#' `formatter` of [hook_logging_tensor()]) is signalled as an error of class
-#' `pyhooks_callback_error` naming it (its `callback` field: `"after_run"`,
-#' `"model_fn"`, `"input_fn"`, `"formatter"`...), whose
+#' `formatter` of [hook_logging_tensor()], the `feed_fn` of [hook_feed_fn()]) is
+#' signalled as an error of class `pyhooks_callback_error` naming it (its
+#' `callback` field: `"after_run"`, `"model_fn"`, `"input_fn"`, `"formatter"`,
+#' `"feed_fn"`...), whose
 #' `parent` is the R condition raised there, of its own class
 #' (`rlang::cnd_inherits(e, "my_error")`); the same holds in `evaluate()`,
 #' `predict()`, [train_and_evaluate()] and [export_savedmodel()];
@@ -346,8 +347,8 @@ as_hook_list <- function(hooks, arg = "hooks", call = rlang::caller_env()) {
 
 # The R functions pyhooks' Python calls (a session_run_hook()'s methods, a custom
 # estimator's `model_fn`, an input function of no arguments, hook_logging_tensor()'s
-# `formatter`) record their first error or interrupt in a state: `condition`, and
-# `callback`, the function's name ("after_run", "model_fn", "input_fn", "formatter"). A
+# `formatter`, hook_feed_fn()'s `feed_fn`) record their first error or interrupt in a state:
+# `condition`, and `callback`, the function's name ("after_run", "model_fn", "formatter"...). A
 # training, evaluation or prediction call reports it as an R error (run_with_callbacks()).
 # A session_run_hook()'s state is the hook's environment.
 new_callback_state <- function() {
@@ -367,6 +368,12 @@ record_condition <- function(state, callback) {
   }
 }
 
+# `fn`, recording its first error or interrupt in `state` as `callback`'s.
+recording <- function(fn, state, callback) {
+  record <- record_condition(state, callback)
+  function(...) withCallingHandlers(fn(...), error = record, interrupt = record)
+}
+
 # The states of the R functions among `objects` (hooks, an estimator, inputs), cleared for
 # a new call.
 callback_states <- function(objects) {
@@ -384,6 +391,7 @@ callback_words <- function(state) {
     model_fn = cli::format_inline("the model function ({.arg model_fn}, mode {.val {state$mode}})"),
     input_fn = cli::format_inline("the input function ({.arg input_fn})"),
     formatter = cli::format_inline("the {.arg formatter} of {.fn hook_logging_tensor}"),
+    feed_fn = cli::format_inline("the {.arg feed_fn} of {.fn hook_feed_fn}"),
     cli::format_inline("{.code {state$callback}} of a session_run_hook()")
   )
 }

@@ -279,6 +279,18 @@ test_that("hook_feed_fn() calls the R function before every step", {
   quiet_train(linear_regressor(mtcars_columns()), steps = 3, hooks = list(hook))
   expect_identical(calls, 3)
   expect_error(hook_feed_fn(42), "`feed_fn` must be callable")
+  # an error in it: an R error naming it, with the function's condition as parent
+  failing <- hook_feed_fn(function() {
+    calls <<- calls + 1
+    if (calls == 5) stop("no feed")
+    NULL
+  })
+  err <- expect_error(quiet_train(linear_regressor(mtcars_columns()), steps = 3,
+                                  hooks = list(failing)), class = "pyhooks_callback_error")
+  expect_identical(err$callback, "feed_fn")
+  expect_match(conditionMessage(err), "the `feed_fn` of `hook_feed_fn()`", fixed = TRUE)
+  expect_identical(conditionMessage(err$parent), "no feed")
+  expect_identical(err$stop$step, 1L) # its first step trained, the second not
 })
 
 test_that("hook_profiler() writes its traces without TensorFlow's C++ log lines, in a fresh R", {

@@ -12,9 +12,10 @@
 #'   response columns may be numeric, integer, logical, character or factor
 #'   columns, and must not hold `NA`, `Inf` or `-Inf` (an error names the
 #'   column and the row): remove or impute them first, e.g. with `na.omit()`.
-#'   `Date`, `POSIXct`, `difftime`, `integer64`, complex and raw columns are refused, with
-#'   the conversion to choose (e.g. `as.numeric(date)`): pyhooks never turns
-#'   them into numbers silently. Column names must be unique. Or the paths
+#'   `Date`, `POSIXct`, `difftime`, `integer64`, haven's labelled (codes or
+#'   labels?), complex and raw columns are refused, with the conversion to
+#'   choose (e.g. `as.numeric(date)`): pyhooks never turns them into numbers
+#'   silently. Other classes built on numbers are read as their numbers. Column names must be unique. Or the paths
 #'   (or globs) of CSV or TFRecord files, streamed and never held in memory
 #'   (see "Files bigger than memory").
 #' @param features The feature columns: names (`c("drat", "cyl")`), bare
@@ -294,8 +295,9 @@ check_unique_names <- function(data, call) {
   )
 }
 
-# Columns whose meaning as numbers is a choice (dates, times, durations) or that hold no
-# numbers (complex, raw): refused, with the conversions to choose from.
+# Columns whose meaning as numbers is a choice (dates, times, durations, labelled codes) or
+# that hold no numbers (complex, raw): refused, with the conversions to choose from. Other
+# classes of numbers (e.g. the units package's) are read as their numbers.
 check_column_types <- function(data, names, call) {
   if (!is.character(names)) return(invisible())
   for (name in intersect(unique(names), names(data))) {
@@ -307,6 +309,9 @@ check_column_types <- function(data, names, call) {
         "factor(format(x, \"%H\"))" = "its hour")
     } else if (inherits(column, "difftime")) {
       c("as.numeric(x, units = \"days\")" = "a number of days (or the units you mean)")
+    } else if (inherits(column, c("haven_labelled", "labelled"))) { # codes with value labels
+      c("haven::as_factor(x)" = "its value labels, a categorical column",
+        "as.numeric(unclass(x))" = "its codes as numbers")
     } else if (inherits(column, "integer64")) { # bit64's: 64-bit integers in doubles' bits
       c("as.numeric(x)" = "exact up to 2^53", "as.character(x)" = "labels, for a categorical column")
     } else if (is.complex(column)) {

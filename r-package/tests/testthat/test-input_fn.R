@@ -134,6 +134,22 @@ test_that("bit64's integer64 columns are refused: their doubles hold 64-bit inte
   }
 })
 
+test_that("haven's labelled columns are refused: their codes or their labels is a choice", {
+  skip_if_no_pyhooks()
+  # haven's class (the package is not needed): codes 1 and 2, labelled "no" and "yes"
+  answers <- structure(c(1, 2, 1, 2), labels = c(no = 1, yes = 2),
+                       class = c("haven_labelled", "vctrs_vctr", "double"))
+  data <- data.frame(x = c(1, 2, 3, 4), y = c(1, 2, 3, 4))
+  data$x <- answers
+  error <- expect_error(input_fn(data, features = "x", response = "y"),
+                        class = "pyhooks_error_argument")
+  expect_match(conditionMessage(error), "Column \"x\" is <haven_labelled>")
+  expect_match(conditionMessage(error), "`haven::as_factor(x)` (its value labels", fixed = TRUE)
+  # another class of numbers is read as its numbers
+  data$x <- structure(c(1, 2, 3, 4), class = "my_measure")
+  expect_s3_class(input_fn(data, features = "x", response = "y"), "python.builtin.object")
+})
+
 test_that("Inf in a feature or the response is refused naming the column and the row", {
   skip_if_no_pyhooks()
   data <- mtcars

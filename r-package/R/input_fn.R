@@ -352,6 +352,13 @@ as_py_column <- function(column, name, call) {
   kind <- typeof(column)
   levels <- NULL
   if (is.factor(column)) { # its codes and its levels (matched by label, never by code)
+    if (anyNA(levels(column))) { # addNA(), exclude = NULL: Python would see the text "NA"
+      cli::cli_abort(
+        c("Column {.val {name}} has a level that is {.code NA} (from {.fn addNA} or {.code exclude = NULL}).",
+          "i" = "Name it first, e.g. {.code levels(x)[is.na(levels(x))] <- \"(missing)\"}, or remove those rows."),
+        class = "pyhooks_error_argument", call = call
+      )
+    }
     kind <- "factor"
     levels <- as.list(levels(column))
     column <- as.integer(column)

@@ -150,6 +150,17 @@ test_that("haven's labelled columns are refused: their codes or their labels is 
   expect_s3_class(input_fn(data, features = "x", response = "y"), "python.builtin.object")
 })
 
+test_that("a factor level that is NA is refused: its name would be the text \"NA\"", {
+  skip_if_no_pyhooks()
+  data <- data.frame(x = c(1, 2, 3, 4))
+  data$y <- addNA(factor(c("a", NA, "b", "a")))
+  error <- expect_error(input_fn(data, features = "x", response = "y"),
+                        class = "pyhooks_error_argument")
+  expect_match(conditionMessage(error), "Column \"y\" has a level that is `NA`")
+  levels(data$y)[is.na(levels(data$y))] <- "(missing)" # the way out it names
+  expect_s3_class(input_fn(data, features = "x", response = "y"), "python.builtin.object")
+})
+
 test_that("Inf in a feature or the response is refused naming the column and the row", {
   skip_if_no_pyhooks()
   data <- mtcars

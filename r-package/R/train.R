@@ -348,8 +348,9 @@ as_hook_list <- function(hooks, arg = "hooks", call = rlang::caller_env()) {
 # The R functions pyhooks' Python calls (a session_run_hook()'s methods, a custom
 # estimator's `model_fn`, an input function of no arguments, hook_logging_tensor()'s
 # `formatter`, hook_feed_fn()'s `feed_fn`) record their first error or interrupt in a state:
-# `condition`, and `callback`, the function's name ("after_run", "model_fn", "formatter"...). A
-# training, evaluation or prediction call reports it as an R error (run_with_callbacks()).
+# `condition`, and `callback`, the function's name ("after_run", "model_fn", "formatter"...).
+# A training, evaluation, prediction or export call reports it as an R error
+# (run_with_callbacks()).
 # A session_run_hook()'s state is the hook's environment.
 new_callback_state <- function() {
   state <- new.env(parent = emptyenv())
@@ -396,7 +397,7 @@ callback_words <- function(state) {
   )
 }
 
-# Evaluates `expr` (a training, evaluation or prediction call into Python) and
+# Evaluates `expr` (a training, evaluation, prediction or export call into Python) and
 # turns its failure into an R condition: an error in an R function it called (`states`:
 # callback_states()) names that function and keeps the R error as parent; an interrupt
 # stays an interrupt; any other Python error keeps its message. `partial()` gives fields
@@ -436,8 +437,8 @@ run_with_callbacks <- function(expr, states, what, partial = function() list(), 
   also <- stats::setNames(also, rep("!", length(also)))
   if (!is.null(failed) && inherits(failed$condition, "pyhooks_error_argument")) {
     cnd <- failed$condition # pyhooks' check of what an R function returned
-    rlang::abort(conditionMessage(cnd), class = setdiff(class(cnd), c("rlang_error", "error", "condition")),
-                 call = call)
+    own <- setdiff(class(cnd), c("rlang_error", "error", "condition"))
+    rlang::abort(conditionMessage(cnd), class = own, call = call)
   }
   if (!is.null(failed)) {
     callback <- failed$callback

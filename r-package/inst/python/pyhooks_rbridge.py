@@ -1,6 +1,7 @@
 """Glue between the R package pyhooks and pyhooks' Python core (loaded by reticulate).
 
-Nothing here imports TensorFlow. Its pieces:
+Nothing here imports TensorFlow when loaded (only :func:`allow_deprecated_calls_from_r`,
+when R's ``tf`` loads). Its pieces:
 
 * :class:`RHook` is what ``session_run_hook()`` makes: a hook whose methods
   call the R functions of the R hook object (see ``session_run_hook.R``).
@@ -9,6 +10,8 @@ Nothing here imports TensorFlow. Its pieces:
   Python's stderr.
 * :class:`WarningCapture` collects pyhooks' warnings (``PyhooksWarning``, e.g.
   ``NanLossWarning``) raised during a call, for R to raise as R warnings.
+* :class:`RModelFn` is what ``estimator()`` makes of an R ``model_fn``.
+* :func:`allow_deprecated_calls_from_r` lets R call TensorFlow's deprecated functions.
 """
 
 from __future__ import annotations

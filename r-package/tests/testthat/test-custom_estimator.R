@@ -517,4 +517,14 @@ test_that("an error in a model_fn is the parent of an R error naming the model f
   # a later call that fails elsewhere does not report the model_fn's earlier error
   err <- expect_error(evaluate(model, input_fn(mtcars, features = "drat", response = "mpg")))
   expect_false(inherits(err, "pyhooks_callback_error"))
+  # an interrupt (Ctrl-C) in a model_fn or an input function stays an interrupt
+  interrupted <- function(expr) {
+    tryCatch(expr, interrupt = function(cnd) class(cnd)[[1L]], error = function(cnd) "error")
+  }
+  expect_identical(interrupted(quiet_train(estimator(function(features, labels, mode) {
+    rlang::interrupt()
+  }), mtcars_dataset(), steps = 1)), "pyhooks_interrupt")
+  expect_identical(interrupted(quiet_train(estimator(two_column_model_fn),
+                                           function() rlang::interrupt(), steps = 1)),
+                   "pyhooks_interrupt")
 })

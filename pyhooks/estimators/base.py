@@ -171,8 +171,9 @@ class Estimator:
         The one recorded in model_dir; at a ``train()`` into a model_dir that has
         none yet, this input's (saved once training starts).
         """
-        if self._loaded_schema() is not None:
-            return self._schema, False
+        schema = self._loaded_schema()
+        if schema is not None:
+            return schema, False
         if mode != TRAIN:
             return None, False
         self._check_inputs_given(input_fn)

@@ -368,12 +368,12 @@ hook_final_ops <- function(final_ops, final_ops_feed_dict = NULL) {
 #' }
 hook_feed_fn <- function(feed_fn) {
   rlang::check_required(feed_fn)
-  if (!is.function(feed_fn) || is_py_object(feed_fn)) {
-    return(py_construct("FeedFnHook", list(feed_fn = feed_fn))) # Python's check
-  }
+  in_r <- is.function(feed_fn) && !is_py_object(feed_fn) # else Python checks it
   state <- new_callback_state() # an error of the R function, for train() to report
-  hook <- py_construct("FeedFnHook", list(feed_fn = recording(feed_fn, state, "feed_fn")))
-  attr(hook, "pyhooks_state") <- state
+  hook <- py_construct("FeedFnHook", list(
+    feed_fn = if (in_r) recording(feed_fn, state, "feed_fn") else feed_fn
+  ))
+  if (in_r) attr(hook, "pyhooks_state") <- state
   hook
 }
 

@@ -73,18 +73,17 @@ spec_input_fn <- function(input_fn, call = rlang::caller_env()) {
 dataset_input_fn <- function(input_fn) {
   # the first error or interrupt of the function, for train() and the others to report
   state <- new_callback_state()
-  record <- record_condition(state, "input_fn")
-  wrapper <- function() {
-    dataset <- withCallingHandlers(input_fn(), error = record, interrupt = record)
+  wrapper <- recording(function() {
+    dataset <- input_fn()
     if (!inherits(dataset, "tensorflow.python.data.ops.dataset_ops.DatasetV2")) {
-      withCallingHandlers(cli::cli_abort(
+      cli::cli_abort(
         c("{.arg input_fn}, a function of no arguments, must return a TensorFlow dataset ({.code tf$data$Dataset}), not {.obj_type_friendly {dataset}}.",
           "i" = "Tensors (tfestimators' custom input functions) are not taken: give their data to {.fn input_fn} or {.fn numpy_input_fn}."),
         class = "pyhooks_error_argument", call = NULL
-      ), error = record)
+      )
     }
     dataset
-  }
+  }, state, "input_fn")
   py_pyhooks() # pyhooks' Python, before reticulate converts the function
   input <- reticulate::r_to_py(wrapper, convert = FALSE)
   attr(input, "pyhooks_state") <- state

@@ -114,8 +114,9 @@ with_columns <- function(columns, expr) {
 #' @param default_value Accepted for compatibility; missing values are an
 #'   error.
 #' @param dtype A numeric type name, e.g. `"float32"`.
-#' @param normalizer_fn A Python function applied to the column's tensor,
-#'   or `NULL`.
+#' @param normalizer_fn A function applied to the column's tensor, or
+#'   `NULL`: an R function such as `function(x) (x - 3) / 4.2` (R's
+#'   operators work on tensors: [tensor_ops]), or a Python function.
 #' @returns A feature column, or a list of them for several names.
 #' @family feature columns
 #' @seealso [feature_columns()], [column_bucketized()]

@@ -39,6 +39,8 @@
 .onLoad <- function(libname, pkgname) {
   .py$libname <- libname
   reg.finalizer(.py, run_python_exit_functions, onexit = TRUE)
+  # tensors come to R with the class "tensorflow.tensor", for R's operators (tensor_ops)
+  reticulate::register_class_filter(tensor_class_filter)
   # Python is chosen now, before anything else can start reticulate (whatever the user does
   # first: reticulate::import(), a python chunk, estimator()); it starts at first use.
   use_pyhooks_python(libname)

@@ -1,0 +1,141 @@
+#' R's operators and math functions on tensors
+#'
+#' In R code that builds a model (a [column_numeric()] `normalizer_fn`, a
+#' custom [estimator()]'s `model_fn`), R's operators and math functions work
+#' on TensorFlow tensors as the tensorflow R package made them work for
+#' tfestimators' users: `(x - 3) / 4.2`, `labels - predictions`,
+#' `sqrt(x)`, `sum(x)` give tensors.
+#'
+#' * Operators: `+ - * / ^ %% %/%`, the comparisons `== != < <= > >=` and
+#'   `& | !`. `/` divides as R does (integers give a floating-point
+#'   result); `%%` and `%/%` round towards minus infinity, as in R. An R
+#'   number or vector on either side becomes a tensor of the other side's
+#'   type, so `x - 3` keeps `x`'s `float32`.
+#' * Math functions: `abs`, `sign`, `sqrt`, `floor`, `ceiling`, `round`
+#'   (whole numbers only; halves to even, as R does), `exp`, `expm1`,
+#'   `log` (any `base`), `log2`, `log10`, `log1p`, `cos`, `sin`, `tan`,
+#'   `acos`, `asin`, `atan`, `cosh`, `sinh`, `tanh`, `acosh`, `asinh`,
+#'   `atanh`, `lgamma`, `digamma`, `cumsum`, `cumprod`. Others are an error
+#'   naming the function.
+#' * `sum()`, `prod()`, `max()`, `min()`, `range()`, `all()`, `any()` and
+#'   `mean()` of one tensor reduce all its values to one, as R's do for a
+#'   vector.
+#'
+#' A tensor's R class includes `"tensorflow.tensor"`, as with the tensorflow
+#' R package; if that package is loaded too, its methods are used for the
+#' operators it defines, with the same results.
+#'
+#' @param e1,e2,x Tensors, or an R number or vector and a tensor.
+#' @param ... For `Math`, `log()`'s `base` or `round()`'s `digits`; for
+#'   `Summary`, the one tensor.
+#' @param na.rm Ignored: a tensor has no `NA`.
+#' @returns A tensor.
+#' @family custom estimators
+#' @seealso [tf], [estimator()], [column_numeric()]
+#' @name tensor_ops
+#' @examplesIf is_pyhooks_available()
+#' x <- tf$constant(c(1, 4, 9))
+#' (x - 3) / 2
+#' sqrt(x)
+#' sum(x)
+NULL
+
+# The Python classes of tensors (TensorFlow >= 2.14 names them so), which get the R class
+# "tensorflow.tensor" when they come to R: the class the operators below are methods of.
+tensor_python_classes <- c(
+  "tensorflow.python.framework.tensor.Tensor",
+  "tensorflow.python.types.core.Tensor",
+  "tensorflow.python.ops.variables.Variable",
+  "tensorflow.python.framework.sparse_tensor.SparseTensor",
+  "tensorflow.python.ops.ragged.ragged_tensor.RaggedTensor"
+)
+
+tensor_class_filter <- function(classes) {
+  if (!"tensorflow.tensor" %in% classes && any(tensor_python_classes %in% classes)) {
+    c("tensorflow.tensor", classes)
+  } else {
+    classes
+  }
+}
+
+#' @rdname tensor_ops
+#' @export
+Ops.tensorflow.tensor <- function(e1, e2) {
+  if (missing(e2)) {
+    return(switch(.Generic,
+      "+" = e1,
+      "-" = tf$negative(e1),
+      "!" = tf$logical_not(e1)
+    ))
+  }
+  # the R operand takes the tensor's type, as the tensorflow package did
+  if (!inherits(e1, "tensorflow.tensor")) {
+    e1 <- tf$convert_to_tensor(e1, dtype = e2$dtype$base_dtype)
+  } else if (!inherits(e2, "tensorflow.tensor")) {
+    e2 <- tf$convert_to_tensor(e2, dtype = e1$dtype$base_dtype)
+  }
+  op <- switch(.Generic,
+    "+" = tf$add, "-" = tf$subtract, "*" = tf$multiply, "/" = tf$truediv,
+    "^" = tf$pow, "%%" = tf$math$floormod, "%/%" = tf$math$floordiv,
+    "==" = tf$equal, "!=" = tf$not_equal, "<" = tf$less, "<=" = tf$less_equal,
+    ">" = tf$greater, ">=" = tf$greater_equal,
+    "&" = tf$logical_and, "|" = tf$logical_or
+  )
+  op(e1, e2)
+}
+
+#' @rdname tensor_ops
+#' @export
+Math.tensorflow.tensor <- function(x, ...) {
+  args <- list(...)
+  if (.Generic == "log" && length(args)) {
+    return(tf$math$log(x) / log(args[[1L]]))
+  }
+  if (.Generic == "round" && length(args) && !isTRUE(args[[1L]] == 0)) {
+    tensor_op_error("{.fn round} of a tensor rounds to whole numbers only ({.code digits = 0}), not {.code digits = {args[[1L]]}}.")
+  }
+  math <- tf$math
+  op <- switch(.Generic,
+    abs = math$abs, sign = math$sign, sqrt = math$sqrt, floor = math$floor,
+    ceiling = math$ceil, round = math$round, exp = math$exp, expm1 = math$expm1,
+    log = math$log, log1p = math$log1p, cos = math$cos, sin = math$sin, tan = math$tan,
+    acos = math$acos, asin = math$asin, atan = math$atan, cosh = math$cosh,
+    sinh = math$sinh, tanh = math$tanh, acosh = math$acosh, asinh = math$asinh,
+    atanh = math$atanh, lgamma = math$lgamma, digamma = math$digamma,
+    log2 = function(x) math$log(x) / log(2), log10 = function(x) math$log(x) / log(10),
+    cumsum = function(x) math$cumsum(tf$reshape(x, list(-1L))),
+    cumprod = function(x) math$cumprod(tf$reshape(x, list(-1L))),
+    tensor_op_error("{.fn {(.Generic)}} of a tensor is not supported; use a function of {.code tf$math}.")
+  )
+  op(x)
+}
+
+#' @rdname tensor_ops
+#' @export
+Summary.tensorflow.tensor <- function(..., na.rm = FALSE) {
+  values <- list(...)
+  if (length(values) != 1L || !inherits(values[[1L]], "tensorflow.tensor")) {
+    tensor_op_error("{.fn {(.Generic)}} takes one tensor, not {length(values)} value{?s}.")
+  }
+  x <- values[[1L]]
+  switch(.Generic,
+    sum = tf$reduce_sum(x), prod = tf$reduce_prod(x),
+    max = tf$reduce_max(x), min = tf$reduce_min(x),
+    range = tf$stack(list(tf$reduce_min(x), tf$reduce_max(x))),
+    all = tf$reduce_all(x), any = tf$reduce_any(x)
+  )
+}
+
+#' @rdname tensor_ops
+#' @export
+mean.tensorflow.tensor <- function(x, ...) tf$reduce_mean(x)
+
+# An error of the methods above, made without rlang: rlang::abort() records the call stack,
+# and formatting a graph tensor there (an argument of these methods) fails in TensorFlow
+# ("Using a symbolic `tf.Tensor` as a Python `bool`") instead of saying this.
+tensor_op_error <- function(message, env = parent.frame()) {
+  stop(structure(
+    class = c("pyhooks_error_argument", "error", "condition"),
+    list(message = cli::format_inline(message, .envir = env), call = NULL)
+  ))
+}

@@ -1,0 +1,137 @@
+# R's operators and math functions on tensors (tensor_ops.R), checked against R's own
+# results on the same numbers, then where users write them: a normalizer_fn and a model_fn.
+
+values <- function(tensor) as.vector(tensor$numpy())
+
+test_that("tensors have the R class tensorflow.tensor; other Python objects do not", {
+  skip_if_no_pyhooks()
+  expect_identical(class(tf$constant(1))[[1L]], "tensorflow.tensor")
+  expect_identical(class(tf$Variable(1))[[1L]], "tensorflow.tensor")
+  expect_false(inherits(tf$TensorShape(list(2L)), "tensorflow.tensor"))
+  expect_identical(sum(class(tf$constant(1)) == "tensorflow.tensor"), 1L)
+})
+
+test_that("each operator gives what R gives on the same numbers, with the tensor on either side", {
+  skip_if_no_pyhooks()
+  a <- c(-7, -2.5, 0.5, 3, 8)
+  b <- c(2, -3, 4, 1.5, 3)
+  ta <- tf$constant(a, dtype = tf$float64)
+  tb <- tf$constant(b, dtype = tf$float64)
+  for (op in c("+", "-", "*", "/", "^", "%%", "%/%", "==", "!=", "<", "<=", ">", ">=")) {
+    f <- match.fun(op)
+    expected <- f(abs(a), b)
+    expect_equal(values(f(abs(ta), tb)), expected, info = op)
+    expect_equal(values(f(abs(ta), b)), expected, info = paste(op, "number on the right"))
+    expect_equal(values(f(abs(a), tb)), expected, info = paste(op, "number on the left"))
+  }
+  expect_equal(values(-ta), -a)
+  expect_equal(values(+ta), a)
+  p <- c(TRUE, TRUE, FALSE, FALSE)
+  q <- c(TRUE, FALSE, TRUE, FALSE)
+  expect_identical(values(tf$constant(p) & tf$constant(q)), p & q)
+  expect_identical(values(tf$constant(p) | q), p | q)
+  expect_identical(values(!tf$constant(p)), !p)
+})
+
+test_that("an R number takes the tensor's type; integers divide and round as in R", {
+  skip_if_no_pyhooks()
+  x <- tf$constant(c(1, 4, 9), dtype = tf$float32)
+  expect_identical((x - 3)$dtype$name, "float32")
+  expect_identical((3 - x)$dtype$name, "float32")
+  expect_identical((x * matrix(1:3, 1))$dtype$name, "float32")
+  i <- c(7L, -7L, 6L)
+  ti <- tf$constant(i)
+  expect_identical(values(ti %% 4L), i %% 4L)
+  expect_identical(values(ti %/% 4L), i %/% 4L)
+  expect_equal(values(ti / 2L), i / 2L)
+  expect_identical((ti / 2L)$dtype$name, "float64")
+})
+
+test_that("the math functions and reductions give what R gives", {
+  skip_if_no_pyhooks()
+  x <- c(0.5, 1.5, 2.5, 4, 9)
+  tx <- tf$constant(x, dtype = tf$float64)
+  for (fn in c("abs", "sign", "sqrt", "floor", "ceiling", "round", "exp", "expm1", "log",
+               "log2", "log10", "log1p", "cos", "sin", "tan", "atan", "cosh", "sinh",
+               "tanh", "asinh", "lgamma", "digamma", "cumsum", "cumprod")) {
+    f <- match.fun(fn)
+    expect_equal(values(f(tx)), f(x), tolerance = 1e-12, info = fn)
+  }
+  expect_equal(values(log(tx, 3)), log(x, 3))
+  expect_equal(values(round(tf$constant(c(-1.5, 0.5, 2.5)))), round(c(-1.5, 0.5, 2.5)))
+  u <- c(0.1, 0.5, 0.9)
+  for (fn in c("acos", "asin", "atanh")) {
+    expect_equal(values(match.fun(fn)(tf$constant(u, dtype = tf$float64))), match.fun(fn)(u), info = fn)
+  }
+  expect_equal(values(acosh(tx + 1)), acosh(x + 1))
+  m <- matrix(c(1, -2, 3, 4, 5, -6), 2)
+  tm <- tf$constant(m, dtype = tf$float64)
+  for (fn in c("sum", "prod", "max", "min", "range", "mean")) {
+    expect_equal(values(match.fun(fn)(tm)), match.fun(fn)(m), info = fn)
+  }
+  expect_identical(values(all(tm > -7)), TRUE)
+  expect_identical(values(any(tm > 5)), FALSE)
+})
+
+test_that("what has no tensor counterpart is an error naming it", {
+  skip_if_no_pyhooks()
+  x <- tf$constant(c(1.25, 2.5))
+  expect_error(trunc(x), "`trunc\\(\\)` of a tensor is not supported", class = "pyhooks_error_argument")
+  expect_error(round(x, 1), "whole numbers only.*digits = 1", class = "pyhooks_error_argument")
+  expect_error(sum(x, x), "`sum\\(\\)` takes one tensor, not 2 values", class = "pyhooks_error_argument")
+})
+
+test_that("in a model_fn, such an error says what failed (not TensorFlow's error on formatting a graph tensor)", {
+  skip_if_no_pyhooks()
+  for (case in list(
+    list(fn = function(v) trunc(v), message = "`trunc\\(\\)` of a tensor is not supported"),
+    list(fn = function(v) sum(v, v), message = "`sum\\(\\)` takes one tensor, not 2 values")
+  )) {
+    model_fn <- function(features, labels, mode, params, config) {
+      fitted <- case$fn(tf$reshape(tf$layers$dense(tf$reshape(features$drat, list(-1L, 1L)), 1L), list(-1L)))
+      loss <- mean((labels - fitted)^2)
+      estimator_spec(mode, loss = loss, train_op = tf$train$GradientDescentOptimizer(0.01)$minimize(
+        loss, global_step = tf$train$get_global_step()))
+    }
+    input <- input_fn(mtcars, features = "drat", response = "mpg", batch_size = 32L)
+    expect_error(quiet_train(estimator(model_fn), input, steps = 1), case$message,
+                 class = "pyhooks_error_argument")
+  }
+})
+
+test_that("a normalizer_fn written with R's operators normalizes the column", {
+  skip_if_no_pyhooks()
+  input <- input_fn(mtcars, features = "drat", response = "mpg", batch_size = 32L)
+  predicted <- function(normalizer_fn) {
+    model <- linear_regressor(feature_columns(column_numeric("drat", normalizer_fn = normalizer_fn)))
+    quiet_train(model, input, steps = 5)
+    as.data.frame(predict(model, input_fn(mtcars, features = "drat")))[[1L]]
+  }
+  # a column made all zero leaves only the bias: one prediction for every car
+  expect_length(unique(predicted(function(x) x * 0)), 1L)
+  # tfestimators' documented example: the predictions follow drat
+  normalized <- predicted(function(x) (x - 3) / 4.2)
+  expect_equal(cor(normalized, mtcars$drat), 1, tolerance = 1e-6)
+})
+
+test_that("a model_fn's loss written with R's operators is the loss evaluate() reports", {
+  skip_if_no_pyhooks()
+  model_fn <- function(features, labels, mode, params, config) {
+    x <- tf$reshape(features$drat, list(-1L, 1L))
+    fitted <- tf$reshape(tf$layers$dense(x, 1L), list(-1L))
+    if (mode == "infer") return(estimator_spec(mode, predictions = list(mpg = fitted)))
+    loss <- mean((labels - fitted)^2)
+    step <- tf$train$GradientDescentOptimizer(0.01)$minimize(
+      loss, global_step = tf$train$get_global_step())
+    estimator_spec(mode, loss = loss, train_op = step)
+  }
+  model <- estimator(model_fn)
+  input <- input_fn(mtcars, features = "drat", response = "mpg", batch_size = 32L)
+  quiet_train(model, input, steps = 1)
+  first <- evaluate(model, input, steps = 1)
+  quiet_train(model, input, steps = 30)
+  fitted <- as.data.frame(predict(model, input_fn(mtcars, features = "drat")))[[1L]]
+  after <- evaluate(model, input, steps = 1)
+  expect_equal(after$loss, mean((mtcars$mpg - fitted)^2), tolerance = 1e-6)
+  expect_lt(after$loss, first$loss)
+})

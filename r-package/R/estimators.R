@@ -8,6 +8,9 @@ new_estimator <- function(x) {
 }
 
 canned_estimator <- function(name, args, call) {
+  for (arg in intersect(names(args), c("activation_fn", "dnn_activation_fn"))) {
+    args[arg] <- list(tensor_function(args[[arg]], sprintf("The `%s` of %s()", arg, name)))
+  }
   new_estimator(py_construct(name, args, call = call))
 }
 
@@ -68,7 +71,9 @@ linear_classifier <- function(feature_columns, model_dir = NULL, n_classes = 2L,
 #' @inheritParams linear_regressor
 #' @param hidden_units Sizes of the hidden layers, e.g. `c(10, 10)`.
 #' @param activation_fn Activation of the hidden layers: a name (`"relu"`,
-#'   `"tanh"`, `"sigmoid"`, `"elu"`, ...) or a Python function.
+#'   `"tanh"`, `"sigmoid"`, `"elu"`, ...), `tf$nn$relu` and the like, or an R
+#'   function of a tensor (see [tensor_ops]); an error in it stops training
+#'   with a message naming this argument.
 #' @param dropout Probability of dropping a unit during training, or `NULL`.
 #' @returns An estimator (class `pyhooks_estimator`).
 #' @family estimators
@@ -124,7 +129,8 @@ dnn_classifier <- function(hidden_units, feature_columns, model_dir = NULL, n_cl
 #'   `c(10, 10)`.
 #' @param linear_optimizer,dnn_optimizer The optimizers of each part (names
 #'   or Python optimizers): `"Ftrl"` and `"Adagrad"` by default.
-#' @param dnn_activation_fn Activation of the hidden layers.
+#' @param dnn_activation_fn Activation of the hidden layers, as
+#'   `activation_fn` of [dnn_regressor()].
 #' @param dnn_dropout Probability of dropping a hidden unit during training,
 #'   or `NULL`.
 #' @returns An estimator (class `pyhooks_estimator`).

@@ -139,3 +139,26 @@ tensor_op_error <- function(message, env = parent.frame()) {
     list(message = cli::format_inline(message, .envir = env), call = NULL)
   ))
 }
+
+# `fn` as the Python function TensorFlow calls with tensors, when it is an R function (a
+# column's `normalizer_fn`, an estimator's `activation_fn`): called through the bridge's
+# RTensorFn, by name with symbols for its arguments, so that no graph tensor is an argument
+# of a call on R's stack (see estimator()); an error in it stops the call with a message
+# naming `what` and keeping the R error's.
+tensor_function <- function(fn, what) {
+  if (!is.function(fn)) return(fn)
+  frame <- new.env(parent = baseenv())
+  frame$fn <- fn
+  wrapper <- function() {
+    args <- reticulate::py_to_r(reticulate::py_get_attr(py_fn, "args"))
+    symbols <- paste0("arg", seq_along(args))
+    for (i in seq_along(args)) assign(symbols[[i]], args[[i]], envir = frame)
+    tryCatch(eval(as.call(c(quote(fn), lapply(symbols, as.name))), frame), error = function(e) {
+      stop(structure(class = c("pyhooks_tensor_function_error", "error", "condition"), list(
+        message = sprintf("%s failed: %s", what, conditionMessage(e)), call = NULL
+      )))
+    })
+  }
+  py_fn <- py_bridge()$RTensorFn(reticulate::r_to_py(wrapper, convert = FALSE))
+  py_fn
+}

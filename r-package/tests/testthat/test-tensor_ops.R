@@ -135,3 +135,29 @@ test_that("a model_fn's loss written with R's operators is the loss evaluate() r
   expect_equal(after$loss, mean((mtcars$mpg - fitted)^2), tolerance = 1e-6)
   expect_lt(after$loss, first$loss)
 })
+
+test_that("R functions TensorFlow calls with tensors run as written; their errors name the argument", {
+  skip_if_no_pyhooks()
+  input <- input_fn(mtcars, features = "drat", response = "mpg", batch_size = 32L)
+  columns <- feature_columns(column_numeric("drat"))
+  # an activation that zeroes every hidden unit leaves only the output's bias
+  flat <- dnn_regressor(hidden_units = c(4, 4), feature_columns = columns,
+                        activation_fn = function(x) x * 0)
+  quiet_train(flat, input, steps = 3)
+  expect_length(unique(as.data.frame(predict(flat, input_fn(mtcars, features = "drat")))[[1L]]), 1L)
+  # rlang::abort() and stopifnot() record R's call stack, which holds no graph tensor
+  expect_error(
+    quiet_train(dnn_regressor(hidden_units = 4, feature_columns = columns,
+                              activation_fn = function(x) rlang::abort("no activation today")), input),
+    "The `activation_fn` of dnn_regressor\\(\\) failed: no activation today"
+  )
+  expect_error(
+    quiet_train(dnn_linear_combined_regressor(dnn_feature_columns = columns, dnn_hidden_units = 4,
+                                              dnn_activation_fn = function(x) stopifnot(is.numeric(x))), input),
+    "The `dnn_activation_fn` of dnn_linear_combined_regressor\\(\\) failed: is.numeric\\(x\\) is not TRUE"
+  )
+  expect_error(
+    quiet_train(linear_regressor(feature_columns(column_numeric("drat", normalizer_fn = function(x) x - "a"))), input),
+    "The `normalizer_fn` of column_numeric\\(\"drat\"\\) failed: .*str"
+  )
+})

@@ -19,7 +19,13 @@ An error in an R callback propagates as a Python exception carrying the R
 message, noted ``pyhooks: raised in session_run_hook().after_run()``: it is
 never swallowed.
 
-rpy2 3.5 and reticulate share this interpreter correctly, but rpy2's shutdown
+rpy2 releases the GIL while R runs, and reticulate 1.28 frees Python objects
+from R's garbage collector without taking it: R code that rpy2 runs can crash
+the process once R holds Python objects. rpy2 therefore only starts R here;
+``r_hook()`` evaluates its code through an R function that reticulate calls
+from Python, holding the GIL, as it calls a hook's methods.
+
+rpy2 3.5 and reticulate share this interpreter otherwise, but rpy2's shutdown
 of the embedded R runs R's exit finalizers with the GIL released, and
 reticulate's finalizers then call into Python: the process died at exit with
 "PyThreadState_Get: the function must be called with the GIL held". pyhooks
@@ -40,13 +46,50 @@ import warnings
 __all__ = ["r_hook"]
 
 _lock = threading.Lock()
-_state = {"ready": False}
-_handoff = []
+_state = {"ready": False, "evaluate": None}
+
+# What r_hook() calls to evaluate R code: an R function that R hands over once, through
+# reticulate (_use_evaluator). Called from Python through reticulate, R runs with the GIL
+# held. rpy2 releases the GIL while R runs, and reticulate 1.28's finalizers of Python
+# objects do not take it: an R garbage collection during an rpy2 call that freed such an
+# object crashed the process (SIGSEGV in PyObject_GC_Del, from R_RunWeakRefFinalizer).
+_EVALUATOR = """
+local({
+  evaluate <- function(code) {
+    env <- new.env(parent = globalenv())
+    value <- tryCatch(eval(parse(text = code, keep.source = FALSE), env),
+                      error = function(e) e)
+    if (inherits(value, "error")) return(list(error = conditionMessage(value), hook = NULL))
+    if (!inherits(value, "pyhooks_session_run_hook"))
+      return(list(error = paste0("the R code must return session_run_hook(...), got an object",
+                                 " of class ", paste(class(value), collapse = "/")),
+                  hook = NULL))
+    list(error = NULL, hook = value)
+  }
+  reticulate::import("pyhooks.r")$`_use_evaluator`(evaluate)
+})
+"""
 
 
-def _receive(hook):
-    """Called from R (through reticulate) with the Python object of a hook."""
-    _handoff.append(hook)
+def _use_evaluator(evaluate):
+    """Called once from R (through reticulate) with the R function r_hook() uses."""
+    _state["evaluate"] = evaluate
+
+
+def _keeping_main_names(start):
+    """Runs ``start()`` (which starts reticulate in this process) keeping ``__main__``'s
+    names ``R`` and ``r`` as they were: reticulate 1.28 defines a class ``R`` there, makes
+    ``r = R()`` unless ``r`` exists, and deletes ``R``, a user's ``R`` with it."""
+    main = vars(sys.modules["__main__"])
+    kept = {name: main[name] for name in ("R", "r") if name in main}
+    try:
+        start()
+    finally:
+        for name in ("R", "r"):
+            if name in kept:
+                main[name] = kept[name]
+            else:
+                main.pop(name, None)
 
 
 def _end_embedded_r():
@@ -114,6 +157,7 @@ def _robjects():
                 f"the R package 'pyhooks' could not be loaded: {error}. Install it into R's "
                 "site library with `make install` in the pyhooks checkout (`make setup` does "
                 "it too), or put the R library holding it on R_LIBS.") from error
+        _keeping_main_names(lambda: ro.r(_EVALUATOR))
         _state["ready"] = True
         return ro
 
@@ -150,22 +194,9 @@ def r_hook(code=None, *, file=None):
             code = handle.read()
     if not isinstance(code, str):
         raise TypeError(f"`code` must be a string of R code, got {type(code).__name__}.")
-    ro = _robjects()
-    evaluate = ro.r("""function(code) {
-      env <- new.env(parent = globalenv())
-      value <- tryCatch(eval(parse(text = code, keep.source = FALSE), env),
-                        error = function(e) e)
-      if (inherits(value, "error")) return(list(error = conditionMessage(value)))
-      if (!inherits(value, "pyhooks_session_run_hook"))
-        return(list(error = paste0("the R code must return session_run_hook(...), got an object",
-                                   " of class ", paste(class(value), collapse = "/"))))
-      reticulate::import("pyhooks.r", convert = FALSE)$`_receive`(value)
-      list(error = NULL)
-    }""")
+    _robjects()
     with _lock:
-        _handoff.clear()
-        outcome = evaluate(code)
-        error = outcome.rx2("error")
-        if error is not ro.NULL:
-            raise ValueError(f"R: {error[0]}")
-        return _handoff.pop()
+        outcome = _state["evaluate"](code)
+    if outcome["error"] is not None:
+        raise ValueError(f"R: {outcome['error']}")
+    return outcome["hook"]

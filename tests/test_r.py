@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import pyhooks.r
@@ -33,6 +34,7 @@ SCRIPT = textwrap.dedent(r'''
             train = v1.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(per_example))
         return g, train
 
+    R = "a user's R"  # reticulate, starting in this process, deletes __main__.R: kept
     hook = pyhooks.r.r_hook("""
         means <- c()
         session_run_hook(
@@ -84,11 +86,95 @@ SCRIPT = textwrap.dedent(r'''
         while not sess.should_stop():
             sess.run(train)
 
+    # The same kind of R hook on the eager backend and on Keras' fit: each step's loss, as
+    # plain TensorFlow gives it (the step function called directly, a plain Keras callback).
+    import numpy as np, keras
+    import rpy2.robjects as ro
+    X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
+    Y = np.array([[1.0], [2.0], [3.0]], np.float32)
+
+    def step_fn():
+        w = tf.Variable(np.zeros((2, 1), np.float32))
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(X, w) - Y))
+            w.assign_sub(0.01 * tape.gradient(loss, w))
+            return {"loss": loss}
+        return step
+
+    R_LOSSES = """
+        seen <- c()
+        session_run_hook(
+          before_run = function(context) session_run_args(loss = "loss"),
+          after_run = function(context, values) {
+            seen <<- c(seen, values$results$loss)
+            if (length(seen) >= 4) context$request_stop()
+          },
+          end = function(session) assign("r_seen", seen, envir = globalenv()))
+    """
+    R_FAILING = 'session_run_hook(after_run = function(context, values) stop("no luck from R"))'
+    plain = step_fn()
+    out["eager_plain"] = [float(plain()["loss"]) for _ in range(4)]
+    steps = 0
+    with pyhooks.MonitoredSession(pyhooks.EagerSessionCreator(step_fn()),
+                                  [pyhooks.r.r_hook(R_LOSSES)]) as sess:
+        while not sess.should_stop():
+            sess.run()
+            steps += 1
+    out["eager_steps"] = steps
+    out["eager_r"] = list(ro.globalenv["r_seen"])
+    try:
+        with pyhooks.MonitoredSession(pyhooks.EagerSessionCreator(step_fn()),
+                                      [pyhooks.r.r_hook(R_FAILING)]) as sess:
+            sess.run()
+    except Exception as error:
+        out["eager_error"] = [type(error).__name__, str(error), getattr(error, "__notes__", [])]
+
+    class Plain(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.losses = []
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.losses.append(float(logs["loss"]))
+
+    def fit(callbacks):
+        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(
+            1, use_bias=False, kernel_initializer="zeros")])
+        model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+        model.fit(X, Y, batch_size=3, epochs=10, shuffle=False, verbose=0, callbacks=callbacks)
+
+    plain = Plain()
+    fit([plain, pyhooks.keras_callback([pyhooks.r.r_hook(R_LOSSES)])])
+    out["keras_plain"] = plain.losses
+    out["keras_r"] = list(ro.globalenv["r_seen"])
+    try:
+        fit([pyhooks.keras_callback([pyhooks.r.r_hook(R_FAILING)])])
+    except Exception as error:
+        out["keras_error"] = [type(error).__name__, str(error), getattr(error, "__notes__", [])]
+
     for key, code in [("bad_code", "stop('broken R')"), ("not_a_hook", "list(a = 1)")]:
         try:
             pyhooks.r.r_hook(code)
         except ValueError as error:
             out[key] = str(error)
+    # R objects of Python objects left by failed runs, freed while r_hook() runs R: the
+    # process crashed there (SIGSEGV / SIGABRT) when R ran through rpy2 without the GIL
+    import gc
+    for k in range(10):
+        g, train = graph()
+        try:
+            with g.as_default(), pyhooks.MonitoredSession(hooks=[pyhooks.r.r_hook(R_FAILING)]) as sess:
+                sess.run(train)
+        except Exception:
+            pass
+        gc.collect()
+        pyhooks.r.r_hook("session_run_hook(end = function(session) NULL)")
+    out["rounds"] = k + 1
+
+    out["main_names"] = [globals().get("R"), "r" in globals()]
     print("RESULT" + json.dumps(out))
 ''')
 
@@ -143,11 +229,42 @@ def test_error_in_r_callback_propagates_with_names(r_run):
     assert "pyhooks: raised in session_run_hook().after_run()" in notes
 
 
+def test_an_r_hook_on_the_eager_backend_and_keras_gets_what_plain_tensorflow_gives(r_run):
+    _, out = r_run
+    # it asked for the loss by name and stopped after 4 steps, on both
+    assert out["eager_steps"] == 4
+    np.testing.assert_allclose(out["eager_r"], out["eager_plain"], rtol=1e-6)
+    assert len(out["keras_plain"]) == 4
+    np.testing.assert_allclose(out["keras_r"], out["keras_plain"], rtol=1e-6)
+    # the losses are those of the same model and data on both
+    np.testing.assert_allclose(out["keras_plain"], out["eager_plain"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["eager", "keras"])
+def test_error_in_r_callback_on_eager_and_keras_propagates_with_names(r_run, backend):
+    _, out = r_run
+    kind, message, notes = out[f"{backend}_error"]
+    assert "no luck from R" in message
+    assert "after_run" in message
+    assert "pyhooks: raised in session_run_hook().after_run()" in notes
+
+
 def test_bad_r_code_is_a_value_error_with_the_r_message(r_run):
     _, out = r_run
     assert out["bad_code"] == "R: broken R"
     assert "must return session_run_hook(...)" in out["not_a_hook"]
     assert "class list" in out["not_a_hook"]
+
+
+def test_r_hooks_made_after_failed_runs_do_not_crash_the_process(r_run):
+    _, out = r_run
+    assert out["rounds"] == 10
+
+
+def test_starting_r_keeps_the_names_of_main(r_run):
+    _, out = r_run
+    # reticulate 1.28 defines R and r in __main__ when it starts, deleting a user's R
+    assert out["main_names"] == ["a user's R", False]
 
 
 def test_process_exits_cleanly_without_gil_crash(r_run):

@@ -21,14 +21,25 @@
 #'   `mean()` of one tensor reduce all its values to one, as R's do for a
 #'   vector.
 #'
+#' * `x[i]`, `x[i, j]`...: one index per dimension, each empty (all of it),
+#'   a whole number from 1 (that element, counted from 1 as in R; the
+#'   dimension is dropped unless `drop = FALSE`), or a range `a:b`. Other
+#'   selections (negative, non-contiguous or logical indices, fewer indices
+#'   than dimensions) are an error naming `tf$gather()` and
+#'   `tf$boolean_mask()`: Python's own indexing, which a Python object gets
+#'   in R otherwise, counts from 0 and would read `x[1]` as the second
+#'   element.
+#'
 #' A tensor's R class includes `"tensorflow.tensor"`, as with the tensorflow
 #' R package; if that package is loaded too, its methods are used for the
 #' operators it defines, with the same results.
 #'
 #' @param e1,e2,x Tensors, or an R number or vector and a tensor.
 #' @param ... For `Math`, `log()`'s `base` or `round()`'s `digits`; for
-#'   `Summary`, the one tensor.
+#'   `Summary`, the one tensor; for `[`, the indices.
 #' @param na.rm Ignored: a tensor has no `NA`.
+#' @param drop For `[`: whether a dimension indexed by one number is
+#'   dropped.
 #' @returns A tensor.
 #' @family custom estimators
 #' @seealso [tf], [estimator()], [column_numeric()]
@@ -38,6 +49,7 @@
 #' (x - 3) / 2
 #' sqrt(x)
 #' sum(x)
+#' x[1]
 NULL
 
 # The Python classes of tensors (TensorFlow >= 2.14 names them so), which get the R class
@@ -129,6 +141,45 @@ Summary.tensorflow.tensor <- function(..., na.rm = FALSE) {
 #' @rdname tensor_ops
 #' @export
 mean.tensorflow.tensor <- function(x, ...) tf$reduce_mean(x)
+
+#' @rdname tensor_ops
+#' @export
+`[.tensorflow.tensor` <- function(x, ..., drop = TRUE) {
+  indices <- as.list(sys.call())[-c(1L, 2L)] # as written, empty ones included
+  indices$drop <- NULL
+  env <- parent.frame()
+  rank <- x$shape$rank
+  if (is.null(rank) || length(indices) != rank) {
+    has <- if (is.null(rank)) "an unknown number of" else rank
+    given <- length(indices)
+    tensor_op_error(paste(
+      "Index a tensor with one index per dimension: it has {has} dimension(s), and {given}",
+      "{cli::qty(given)}{?was/were} given. For other selections use {.code tf$gather()} or",
+      "{.code tf$boolean_mask()}."
+    ))
+  }
+  sizes <- x$shape$as_list()
+  builtins <- reticulate::import_builtins()
+  key <- lapply(seq_along(indices), function(d) {
+    if (identical(indices[[d]], quote(expr = ))) return(builtins$slice(NULL))
+    i <- eval(indices[[d]], env)
+    size <- sizes[[d]]
+    whole <- is.numeric(i) && length(i) >= 1L && !anyNA(i) && all(i == trunc(i)) && all(i >= 1)
+    if (!whole || (length(i) > 1L && any(diff(i) != 1)) || (!is.null(size) && max(i) > size)) {
+      upto <- if (is.null(size)) "its size" else size
+      value <- paste(deparse(i), collapse = " ")
+      if (nchar(value) > 40L) value <- paste0(substr(value, 1L, 40L), "...")
+      tensor_op_error(paste(
+        "Index {d} of a tensor must be empty, a whole number from 1 to {upto}",
+        "or a range {.code a:b} of them, not {.code {value}}. For other",
+        "selections use {.code tf$gather()} or {.code tf$boolean_mask()}."
+      ))
+    }
+    if (length(i) == 1L && drop) return(as.integer(i - 1))
+    builtins$slice(as.integer(min(i) - 1), as.integer(max(i)))
+  })
+  x$`__getitem__`(do.call(reticulate::tuple, key))
+}
 
 # An error of the methods above, made without rlang: rlang::abort() records the call stack,
 # and formatting a graph tensor there (an argument of these methods) fails in TensorFlow

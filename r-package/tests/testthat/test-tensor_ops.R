@@ -161,3 +161,53 @@ test_that("R functions TensorFlow calls with tensors run as written; their error
     "The `normalizer_fn` of column_numeric\\(\"drat\"\\) failed: .*str"
   )
 })
+
+test_that("x[i, j] counts from 1 and selects what R selects from the same matrix", {
+  skip_if_no_pyhooks()
+  m <- matrix(c(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), 3)
+  tm <- tf$constant(m)
+  expect_identical(values(tf$constant(c(10, 20, 30))[1]), 10)
+  for (case in list(quote(tm[1, ]), quote(tm[, 1]), quote(tm[2, 3]), quote(tm[2:3, ]),
+                    quote(tm[, 2:4]), quote(tm[1:2, 3:4]), quote(tm[3, 1:2]))) {
+    r_case <- case
+    r_case[[2L]] <- quote(m)
+    expect_equal(tm_value <- eval(case)$numpy(), eval(r_case), ignore_attr = TRUE,
+                 info = deparse(case))
+    expect_identical(length(dim(tm_value)) > 1L, length(dim(eval(r_case))) > 1L, info = deparse(case))
+  }
+  # drop = FALSE keeps the dimension, as for a matrix
+  expect_identical(unlist(eval(tm[2, , drop = FALSE])$shape$as_list()), dim(m[2, , drop = FALSE]))
+  # an index held in a variable, inside a function
+  pick <- function(t, k) t[k, 1]
+  expect_equal(values(pick(tm, 3L)), m[3L, 1])
+})
+
+test_that("selections R would make another way are refused, naming the value", {
+  skip_if_no_pyhooks()
+  x <- tf$constant(c(10, 20, 30))
+  for (index in list(-1, c(1, 3), 0, 4, TRUE, 1.5, NA)) {
+    expect_error(x[index], "Index 1 of a tensor must be empty, a whole number from 1 to 3",
+                 class = "pyhooks_error_argument", info = deparse(index))
+  }
+  expect_error(x[c(3, 1)], "not `c\\(3, 1\\)`", class = "pyhooks_error_argument")
+  # a matrix takes two indices (R's one-index form counts down the columns)
+  expect_error(tf$constant(diag(2))[1], "one index per dimension: it has 2 dimension\\(s\\), and 1 was given",
+               class = "pyhooks_error_argument")
+})
+
+test_that("in a model_fn, logits[, 1] of a batch of unknown size is the first column", {
+  skip_if_no_pyhooks()
+  model_fn <- function(features, labels, mode, params, config) {
+    both <- tf$layers$dense(tf$reshape(features$drat, list(-1L, 1L)), 2L)
+    fitted <- both[, 1]
+    if (mode == "infer") return(estimator_spec(mode, predictions = list(mpg = fitted, both = both)))
+    loss <- mean((labels - fitted)^2)
+    estimator_spec(mode, loss = loss, train_op = tf$train$GradientDescentOptimizer(0.01)$minimize(
+      loss, global_step = tf$train$get_global_step()))
+  }
+  model <- estimator(model_fn)
+  quiet_train(model, input_fn(mtcars, features = "drat", response = "mpg", batch_size = 8L), steps = 2)
+  predicted <- predict(model, input_fn(mtcars, features = "drat"), simplify = FALSE)
+  first <- predicted[[1L]]
+  expect_equal(first$mpg, first$both[[1L]])
+})

@@ -30,6 +30,10 @@
 #'   in R otherwise, counts from 0 and would read `x[1]` as the second
 #'   element.
 #'
+#' * `dim()` gives the tensor's shape, `NA` for a size not known until it
+#'   runs (e.g. the batch); `length()` the number of its values, `NA` when
+#'   not known.
+#'
 #' A tensor's R class includes `"tensorflow.tensor"`, as with the tensorflow
 #' R package; if that package is loaded too, its methods are used for the
 #' operators it defines, with the same results.
@@ -141,6 +145,23 @@ Summary.tensorflow.tensor <- function(..., na.rm = FALSE) {
 #' @rdname tensor_ops
 #' @export
 mean.tensorflow.tensor <- function(x, ...) tf$reduce_mean(x)
+
+#' @rdname tensor_ops
+#' @export
+dim.tensorflow.tensor <- function(x) {
+  if (is.null(x$shape$rank)) return(NULL)
+  vapply(x$shape$as_list(), function(size) if (is.null(size)) NA_integer_ else as.integer(size),
+         integer(1))
+}
+
+#' @rdname tensor_ops
+#' @export
+length.tensorflow.tensor <- function(x) {
+  # reticulate's length() is Python's len(), which a graph tensor refuses with TensorFlow's
+  # error; rlang's backtraces call length() on what a call holds
+  n <- x$shape$num_elements()
+  if (is.null(n)) NA_integer_ else as.integer(n)
+}
 
 #' @rdname tensor_ops
 #' @export

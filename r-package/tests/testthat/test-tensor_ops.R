@@ -211,3 +211,28 @@ test_that("in a model_fn, logits[, 1] of a batch of unknown size is the first co
   first <- predicted[[1L]]
   expect_equal(first$mpg, first$both[[1L]])
 })
+
+test_that("dim() and length() of a tensor are its shape and number of values, NA where unknown", {
+  skip_if_no_pyhooks()
+  m <- tf$constant(matrix(1:6, 2))
+  expect_identical(dim(m), c(2L, 3L))
+  expect_identical(nrow(m), 2L)
+  expect_identical(length(m), 6L)
+  expect_identical(length(tf$constant(1)), 1L)
+  seen <- new.env()
+  model_fn <- function(features, labels, mode, params, config) {
+    seen$dim <- dim(features$drat)
+    seen$length <- length(features$drat)
+    # an R error with a graph tensor as an argument on R's call stack: rlang's backtrace
+    # calls length() on it (Python's len() raised TensorFlow's "symbolic Tensor as bool")
+    do.call(function(t) rlang::abort("a helper refused", class = "helper_error"), list(features$drat))
+  }
+  error <- expect_error(
+    quiet_train(estimator(model_fn), input_fn(mtcars, features = "drat", response = "mpg", batch_size = 8L)),
+    class = "pyhooks_callback_error"
+  )
+  expect_true(rlang::cnd_inherits(error, "helper_error"))
+  expect_match(conditionMessage(error$parent), "a helper refused")
+  expect_identical(seen$dim, NA_integer_)
+  expect_identical(seen$length, NA_integer_)
+})

@@ -71,8 +71,7 @@ estimator <- function(model_fn, model_dir = NULL, config = NULL, params = NULL) 
   record <- record_condition(state, "model_fn")
   # Python calls `wrapper` (through the bridge's RModelFn) with no arguments, and it reads
   # them from `py_fn`; it calls `model_fn` by name with symbols for its arguments. No tensor
-  # is then an argument of a call on R's stack: an R error records the stack, and a graph
-  # tensor cannot be formatted (see RModelFn).
+  # is then an argument of a call on R's stack, which an R error records (see RModelFn).
   frame <- new.env(parent = baseenv())
   frame$model_fn <- model_fn
   user_call <- as.call(c(quote(model_fn), sapply(

@@ -20,7 +20,6 @@
 #' * `sum()`, `prod()`, `max()`, `min()`, `range()`, `all()`, `any()` and
 #'   `mean()` of one tensor reduce all its values to one, as R's do for a
 #'   vector.
-#'
 #' * `x[i]`, `x[i, j]`...: one index per dimension, each empty (all of it),
 #'   a whole number from 1 (that element, counted from 1 as in R; the
 #'   dimension is dropped unless `drop = FALSE`), or a range `a:b`. Other
@@ -29,7 +28,6 @@
 #'   `tf$boolean_mask()`: Python's own indexing, which a Python object gets
 #'   in R otherwise, counts from 0 and would read `x[1]` as the second
 #'   element.
-#'
 #' * `dim()` gives the tensor's shape, `NA` for a size not known until it
 #'   runs (e.g. the batch); `length()` the number of its values, `NA` when
 #'   not known.
@@ -202,14 +200,9 @@ length.tensorflow.tensor <- function(x) {
   x$`__getitem__`(do.call(reticulate::tuple, key))
 }
 
-# An error of the methods above, made without rlang: rlang::abort() records the call stack,
-# and formatting a graph tensor there (an argument of these methods) fails in TensorFlow
-# ("Using a symbolic `tf.Tensor` as a Python `bool`") instead of saying this.
+# An error of the methods above, where R's own would be: at the operator, not its caller.
 tensor_op_error <- function(message, env = parent.frame()) {
-  stop(structure(
-    class = c("pyhooks_error_argument", "error", "condition"),
-    list(message = cli::format_inline(message, .envir = env), call = NULL)
-  ))
+  cli::cli_abort(message, class = "pyhooks_error_argument", call = NULL, .envir = env)
 }
 
 # `fn` as the Python function TensorFlow calls with tensors, when it is an R function (a

@@ -267,8 +267,10 @@ class RModelFn:
     While it runs, R reads them as this object's attributes ``features``, ``labels``,
     ``mode`` and ``config``. A call of the R function with the tensors as its arguments would
     hold them in R's call stack, and an R error there (``rlang::abort()``,
-    ``stopifnot()``...) records the stack, formatting each argument: ``length()`` of a graph
-    tensor raises TensorFlow's "Using a symbolic `tf.Tensor` as a Python `bool`" instead.
+    ``stopifnot()``...) records the stack, formatting each argument. The R package's
+    ``length()`` of a tensor makes that formatting safe (Python's ``len()`` of a graph tensor
+    raises TensorFlow's "Using a symbolic `tf.Tensor` as a Python `bool`"); calling by name
+    keeps the backtrace readable, with the argument names in place of tensors.
     """
 
     def __init__(self, fn):

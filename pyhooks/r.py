@@ -46,7 +46,7 @@ import warnings
 __all__ = ["r_hook"]
 
 _lock = threading.Lock()
-_state = {"ready": False, "evaluate": None}
+_state = {"evaluate": None}  # set once R is started and the evaluator handed over
 
 # What r_hook() calls to evaluate R code: an R function that R hands over once, through
 # reticulate (_use_evaluator). Called from Python through reticulate, R runs with the GIL
@@ -131,7 +131,7 @@ def _exit_once_python_has_finalized():
 def _robjects():
     """rpy2's ``robjects`` with R started, ``library(pyhooks)`` attached and exit made safe."""
     with _lock:
-        if _state["ready"]:
+        if _state["evaluate"] is not None:
             import rpy2.robjects as ro
 
             return ro
@@ -158,7 +158,6 @@ def _robjects():
                 "site library with `make install` in the pyhooks checkout (`make setup` does "
                 "it too), or put the R library holding it on R_LIBS.") from error
         _keeping_main_names(lambda: ro.r(_EVALUATOR))
-        _state["ready"] = True
         return ro
 
 

@@ -128,7 +128,7 @@ Math.tensorflow.tensor <- function(x, ...) {
 #' @export
 Summary.tensorflow.tensor <- function(..., na.rm = FALSE) {
   values <- list(...)
-  if (length(values) != 1L || !inherits(values[[1L]], "tensorflow.tensor")) {
+  if (length(values) != 1L) {
     tensor_op_error("{.fn {(.Generic)}} takes one tensor, not {length(values)} value{?s}.")
   }
   x <- values[[1L]]
@@ -167,9 +167,9 @@ length.tensorflow.tensor <- function(x) {
   indices <- as.list(sys.call())[-c(1L, 2L)] # as written, empty ones included
   indices$drop <- NULL
   env <- parent.frame()
-  rank <- x$shape$rank
-  if (is.null(rank) || length(indices) != rank) {
-    has <- if (is.null(rank)) "an unknown number of" else rank
+  sizes <- dim(x)
+  if (is.null(sizes) || length(indices) != length(sizes)) {
+    has <- if (is.null(sizes)) "an unknown number of" else length(sizes)
     given <- length(indices)
     tensor_op_error(paste(
       "Index a tensor with one index per dimension: it has {has} dimension(s), and {given}",
@@ -177,15 +177,14 @@ length.tensorflow.tensor <- function(x) {
       "{.code tf$boolean_mask()}."
     ))
   }
-  sizes <- x$shape$as_list()
   builtins <- reticulate::import_builtins()
   key <- lapply(seq_along(indices), function(d) {
     if (identical(indices[[d]], quote(expr = ))) return(builtins$slice(NULL))
     i <- eval(indices[[d]], env)
     size <- sizes[[d]]
     whole <- is.numeric(i) && length(i) >= 1L && !anyNA(i) && all(i == trunc(i)) && all(i >= 1)
-    if (!whole || (length(i) > 1L && any(diff(i) != 1)) || (!is.null(size) && max(i) > size)) {
-      upto <- if (is.null(size)) "its size" else size
+    if (!whole || (length(i) > 1L && any(diff(i) != 1)) || (!is.na(size) && max(i) > size)) {
+      upto <- if (is.na(size)) "its size" else size
       value <- paste(deparse(i), collapse = " ")
       if (nchar(value) > 40L) value <- paste0(substr(value, 1L, 40L), "...")
       tensor_op_error(paste(
@@ -205,25 +204,16 @@ tensor_op_error <- function(message, env = parent.frame()) {
   cli::cli_abort(message, class = "pyhooks_error_argument", call = NULL, .envir = env)
 }
 
-# `fn` as the Python function TensorFlow calls with tensors, when it is an R function (a
-# column's `normalizer_fn`, an estimator's `activation_fn`): called through the bridge's
-# RTensorFn, by name with symbols for its arguments, so that no graph tensor is an argument
-# of a call on R's stack (see estimator()); an error in it stops the call with a message
+# `fn`, when it is an R function TensorFlow calls with tensors (a column's `normalizer_fn`,
+# an estimator's `activation_fn`), with an error in it stopping the call with a message
 # naming `what` and keeping the R error's.
 tensor_function <- function(fn, what) {
   if (!is.function(fn)) return(fn)
-  frame <- new.env(parent = baseenv())
-  frame$fn <- fn
-  wrapper <- function() {
-    args <- reticulate::py_to_r(reticulate::py_get_attr(py_fn, "args"))
-    symbols <- paste0("arg", seq_along(args))
-    for (i in seq_along(args)) assign(symbols[[i]], args[[i]], envir = frame)
-    tryCatch(eval(as.call(c(quote(fn), lapply(symbols, as.name))), frame), error = function(e) {
+  function(...) {
+    tryCatch(fn(...), error = function(e) {
       stop(structure(class = c("pyhooks_tensor_function_error", "error", "condition"), list(
         message = sprintf("%s failed: %s", what, conditionMessage(e)), call = NULL
       )))
     })
   }
-  py_fn <- py_bridge()$RTensorFn(reticulate::r_to_py(wrapper, convert = FALSE))
-  py_fn
 }

@@ -10,9 +10,7 @@ when R's ``tf`` loads). Its pieces:
   Python's stderr.
 * :class:`WarningCapture` collects pyhooks' warnings (``PyhooksWarning``, e.g.
   ``NanLossWarning``) raised during a call, for R to raise as R warnings.
-* :class:`RModelFn` is what ``estimator()`` makes of an R ``model_fn``;
-  :class:`RTensorFn` what a column's R ``normalizer_fn`` and an estimator's R
-  ``activation_fn`` become.
+* :class:`RModelFn` is what ``estimator()`` makes of an R ``model_fn``.
 * :func:`allow_deprecated_calls_from_r` lets R call TensorFlow's deprecated functions.
 """
 
@@ -283,23 +281,6 @@ class RModelFn:
             return self._fn()
         finally:
             self.features = self.labels = self.mode = self.config = None
-
-
-class RTensorFn:
-    """An R function TensorFlow calls with tensors (a column's ``normalizer_fn``, an
-    estimator's ``activation_fn``), called with no arguments as ``RModelFn`` is: while it
-    runs, R reads them as this object's ``args``."""
-
-    def __init__(self, fn):
-        self._fn = fn
-        self.args = ()
-
-    def __call__(self, *args):
-        self.args = args
-        try:
-            return self._fn()
-        finally:
-            self.args = ()
 
 
 def allow_deprecated_calls_from_r():

@@ -27,7 +27,8 @@
 #'   than dimensions) are an error naming `tf$gather()` and
 #'   `tf$boolean_mask()`: Python's own indexing, which a Python object gets
 #'   in R otherwise, counts from 0 and would read `x[1]` as the second
-#'   element.
+#'   element. An index beyond the size is an error; where the size is known
+#'   only when the model runs (the batch), when it runs.
 #' * `dim()` gives the tensor's shape, `NA` for a size not known until it
 #'   runs (e.g. the batch); `length()` the number of its values, `NA` when
 #'   not known.
@@ -178,6 +179,7 @@ length.tensorflow.tensor <- function(x) {
     ))
   }
   builtins <- reticulate::import_builtins()
+  checks <- list() # a range on a dimension whose size is known only when the graph runs
   key <- lapply(seq_along(indices), function(d) {
     if (identical(indices[[d]], quote(expr = ))) return(builtins$slice(NULL))
     i <- eval(indices[[d]], env)
@@ -194,9 +196,19 @@ length.tensorflow.tensor <- function(x) {
       ))
     }
     if (length(i) == 1L && drop) return(as.integer(i - 1))
+    if (is.na(size) && max(i) > 1) {
+      # Python's slicing would stop at the end without an error (a 1:300 of a last batch of
+      # 100 rows would give 100): refused when the step runs, as a size known now is above
+      checks[[length(checks) + 1L]] <<- tf$debugging$assert_less_equal(
+        as.integer(max(i)), tf$shape(x, out_type = "int32")$`__getitem__`(as.integer(d - 1L)),
+        message = sprintf("Index %d of a tensor, %s, goes beyond its size", d,
+                          paste(deparse(i), collapse = " ")))
+    }
     builtins$slice(as.integer(min(i) - 1), as.integer(max(i)))
   })
-  x$`__getitem__`(do.call(reticulate::tuple, key))
+  selected <- x$`__getitem__`(do.call(reticulate::tuple, key))
+  if (!length(checks)) return(selected)
+  with(tf$control_dependencies(checks), tf$identity(selected))
 }
 
 # An error of the methods above, where R's own would be: at the operator, not its caller.

@@ -212,6 +212,25 @@ test_that("in a model_fn, logits[, 1] of a batch of unknown size is the first co
   expect_equal(first$mpg, first$both[[1L]])
 })
 
+test_that("a range beyond a batch's size is refused when the step runs, not cut short", {
+  skip_if_no_pyhooks()
+  model_fn <- function(features, labels, mode, params, config) {
+    x <- tf$reshape(features$drat, list(-1L, 1L))
+    fitted <- tf$layers$dense(x, 1L)[, 1]
+    # its first 6 rows: Python's slicing of a batch of 4 would give 4
+    loss <- mean((labels[1:6] - fitted[1:6])^2)
+    estimator_spec(mode, loss = loss, train_op = tf$train$GradientDescentOptimizer(0.01)$minimize(
+      loss, global_step = tf$train$get_global_step()))
+  }
+  model <- estimator(model_fn)
+  quiet_train(model, input_fn(mtcars, features = "drat", response = "mpg", batch_size = 8L), steps = 2)
+  expect_identical(as.integer(variable_value(model, "global_step")[[1L]]), 2L)
+  expect_error(
+    quiet_train(model, input_fn(mtcars, features = "drat", response = "mpg", batch_size = 4L), steps = 2),
+    "Index 1 of a tensor, 1:6, goes beyond its size", class = "pyhooks_python_InvalidArgumentError"
+  )
+})
+
 test_that("dim() and length() of a tensor are its shape and number of values, NA where unknown", {
   skip_if_no_pyhooks()
   m <- tf$constant(matrix(1:6, 2))

@@ -88,21 +88,8 @@ SCRIPT = textwrap.dedent(r'''
 
     # The same kind of R hook on the eager backend and on Keras' fit: each step's loss, as
     # plain TensorFlow gives it (the step function called directly, a plain Keras callback).
-    import numpy as np, keras
+    from r_backends import Plain, fit, step_fn
     import rpy2.robjects as ro
-    X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
-    Y = np.array([[1.0], [2.0], [3.0]], np.float32)
-
-    def step_fn():
-        w = tf.Variable(np.zeros((2, 1), np.float32))
-
-        @tf.function
-        def step():
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(tf.matmul(X, w) - Y))
-            w.assign_sub(0.01 * tape.gradient(loss, w))
-            return {"loss": loss}
-        return step
 
     R_LOSSES = """
         seen <- c()
@@ -132,26 +119,12 @@ SCRIPT = textwrap.dedent(r'''
     except Exception as error:
         out["eager_error"] = [type(error).__name__, str(error), getattr(error, "__notes__", [])]
 
-    class Plain(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.losses = []
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.losses.append(float(logs["loss"]))
-
-    def fit(callbacks):
-        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(
-            1, use_bias=False, kernel_initializer="zeros")])
-        model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
-        model.fit(X, Y, batch_size=3, epochs=10, shuffle=False, verbose=0, callbacks=callbacks)
-
     plain = Plain()
-    fit([plain, pyhooks.keras_callback([pyhooks.r.r_hook(R_LOSSES)])])
+    fit([plain, pyhooks.keras_callback([pyhooks.r.r_hook(R_LOSSES)])], 10)
     out["keras_plain"] = plain.losses
     out["keras_r"] = list(ro.globalenv["r_seen"])
     try:
-        fit([pyhooks.keras_callback([pyhooks.r.r_hook(R_FAILING)])])
+        fit([pyhooks.keras_callback([pyhooks.r.r_hook(R_FAILING)])], 10)
     except Exception as error:
         out["keras_error"] = [type(error).__name__, str(error), getattr(error, "__notes__", [])]
 
@@ -192,7 +165,8 @@ def r_run():
     pytest.importorskip("rpy2")
     if not r_package_installed():
         pytest.skip("R or the R package pyhooks is not installed (make setup installs both)")
-    env = dict(os.environ, RETICULATE_PYTHON=sys.executable)
+    env = dict(os.environ, RETICULATE_PYTHON=sys.executable,
+               PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           env=env, timeout=600)
     line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT")), None)

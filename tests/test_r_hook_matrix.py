@@ -96,14 +96,11 @@ def r_hook_code(methods, mode):
 SCRIPT = textwrap.dedent(r'''
     import json, os, sys
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    import numpy as np
     import tensorflow as tf
-    import keras
     import pyhooks, pyhooks.r
+    from r_backends import X, Y, Plain, fit, step_fn
     v1 = tf.compat.v1
     cases, steps = json.loads(sys.argv[1]), int(sys.argv[2])
-    X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
-    Y = np.array([[1.0], [2.0], [3.0]], np.float32)
 
     def graph():
         g = tf.Graph()
@@ -115,32 +112,6 @@ SCRIPT = textwrap.dedent(r'''
                 loss, global_step=v1.train.get_global_step())
         return g, train, loss
 
-    def step_fn():
-        w = tf.Variable(np.zeros((2, 1), np.float32))
-
-        @tf.function
-        def step():
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(tf.matmul(X, w) - Y))
-            w.assign_sub(0.01 * tape.gradient(loss, w))
-            return {"loss": loss}
-        return step
-
-    class Plain(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.losses = []
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.losses.append(float(logs["loss"]))
-
-    def fit(callbacks):
-        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(
-            1, use_bias=False, kernel_initializer="zeros")])
-        model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
-        model.fit(X, Y, batch_size=3, epochs=steps, shuffle=False, verbose=0,
-                  callbacks=callbacks)
-
     # plain TensorFlow, each backend: the loss at each step
     g, train, loss = graph()
     with g.as_default(), v1.Session(graph=g) as sess:
@@ -149,7 +120,7 @@ SCRIPT = textwrap.dedent(r'''
     step = step_fn()
     eager_plain = [float(step()["loss"]) for _ in range(steps)]
     plain = Plain()
-    fit([plain])
+    fit([plain], steps)
     out = {"plain": {"graph": graph_plain, "eager": eager_plain, "keras": plain.losses},
            "runs": {}}
 
@@ -169,7 +140,7 @@ SCRIPT = textwrap.dedent(r'''
                     caller.append(float(sess.run("loss")))
         else:
             plain = Plain()
-            fit([plain, pyhooks.keras_callback([hook])])
+            fit([plain, pyhooks.keras_callback([hook])], steps)
             caller = plain.losses
         r_out = json.loads(globals()["r_out"])
         r_out["caller"] = caller
@@ -188,7 +159,8 @@ def matrix():
         pytest.skip("R or the R package pyhooks is not installed (make setup installs both)")
     runs = [[backend, methods, mode, r_hook_code(methods, mode)]
             for backend in BACKENDS for methods, mode in cases()]
-    env = dict(os.environ, RETICULATE_PYTHON=sys.executable)
+    env = dict(os.environ, RETICULATE_PYTHON=sys.executable,
+               PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(runs), str(STEPS)],
                           capture_output=True, text=True, env=env, timeout=600)
     line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT")), None)

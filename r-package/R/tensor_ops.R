@@ -196,9 +196,9 @@ length.tensorflow.tensor <- function(x) {
       ))
     }
     if (length(i) == 1L && drop) return(as.integer(i - 1))
-    if (is.na(size) && max(i) > 1) {
-      # Python's slicing would stop at the end without an error (a 1:300 of a last batch of
-      # 100 rows would give 100): refused when the step runs, as a size known now is above
+    if (is.na(size)) {
+      # Python's slicing would stop at the end without an error (1:300 of a last batch of
+      # 100 rows would give 100): refused when the step runs, as beyond a known size above
       checks[[length(checks) + 1L]] <<- tf$debugging$assert_less_equal(
         as.integer(max(i)), tf$shape(x, out_type = "int32")$`__getitem__`(as.integer(d - 1L)),
         message = sprintf("Index %d of a tensor, %s, goes beyond its size", d,

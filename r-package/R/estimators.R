@@ -9,7 +9,7 @@ new_estimator <- function(x) {
 
 canned_estimator <- function(name, args, call) {
   for (arg in intersect(names(args), c("activation_fn", "dnn_activation_fn"))) {
-    args[arg] <- list(tensor_function(args[[arg]], sprintf("The `%s` of %s()", arg, name)))
+    args[arg] <- list(tensor_function(args[[arg]], arg, paste0(name, "()")))
   }
   new_estimator(py_construct(name, args, call = call))
 }
@@ -73,7 +73,7 @@ linear_classifier <- function(feature_columns, model_dir = NULL, n_classes = 2L,
 #' @param activation_fn Activation of the hidden layers: a name (`"relu"`,
 #'   `"tanh"`, `"sigmoid"`, `"elu"`, ...), `tf$nn$relu` and the like, or an R
 #'   function of a tensor (see [tensor_ops]); an error in it stops training
-#'   with a message naming this argument.
+#'   with a `pyhooks_callback_error` naming this argument (see [train()]).
 #' @param dropout Probability of dropping a unit during training, or `NULL`.
 #' @returns An estimator (class `pyhooks_estimator`).
 #' @family estimators

@@ -117,7 +117,8 @@ with_columns <- function(columns, expr) {
 #' @param normalizer_fn A function applied to the column's tensor, or
 #'   `NULL`: an R function such as `function(x) (x - 3) / 4.2` (R's
 #'   operators work on tensors: [tensor_ops]), or a Python function. An
-#'   error in it stops training with a message naming this argument.
+#'   error in it stops training with a `pyhooks_callback_error` naming this
+#'   argument (see [train()]).
 #' @returns A feature column, or a list of them for several names.
 #' @family feature columns
 #' @seealso [feature_columns()], [column_bucketized()]
@@ -132,7 +133,7 @@ column_numeric <- function(..., shape = 1L, default_value = NULL, dtype = "float
     py_construct("column_numeric", list(
       key = key, shape = shape, default_value = default_value, dtype = dtype,
       normalizer_fn = tensor_function(
-        normalizer_fn, sprintf("The `normalizer_fn` of column_numeric(\"%s\")", key))
+        normalizer_fn, "normalizer_fn", sprintf("column_numeric(\"%s\")", key))
     ), call = call)
   }, call)
 }

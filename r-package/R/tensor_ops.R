@@ -216,16 +216,28 @@ tensor_op_error <- function(message, env = parent.frame()) {
   cli::cli_abort(message, class = "pyhooks_error_argument", call = NULL, .envir = env)
 }
 
-# `fn`, when it is an R function TensorFlow calls with tensors (a column's `normalizer_fn`,
-# an estimator's `activation_fn`), with an error in it stopping the call with a message
-# naming `what` and keeping the R error's.
-tensor_function <- function(fn, what) {
+# `fn`, when it is an R function TensorFlow calls with tensors: the `arg` (a column's
+# `normalizer_fn`, an estimator's `activation_fn`) of `of` (`column_numeric("drat")`). Its
+# first error is recorded for the train(), evaluate() or predict() call running it
+# (run_with_callbacks()), and reaches Python with a message naming `arg` and `of`.
+tensor_function <- function(fn, arg, of) {
   if (!is.function(fn)) return(fn)
-  function(...) {
-    tryCatch(fn(...), error = function(e) {
+  frame <- new.env(parent = environment())
+  assign(arg, fn, envir = frame) # called by its argument's name, which R's errors then show
+  user_call <- as.call(list(as.name(arg), quote(...)))
+  wrapper <- function(...) {
+    withCallingHandlers(eval(user_call), error = function(e) {
+      state <- dynGet("pyhooks_tensor_function_state", ifnotfound = NULL)
+      if (!is.null(state) && is.null(state$condition)) {
+        state$of <- of
+        record_condition(state, arg)(e)
+      }
       stop(structure(class = c("pyhooks_tensor_function_error", "error", "condition"), list(
-        message = sprintf("%s failed: %s", what, conditionMessage(e)), call = NULL
+        message = sprintf("The `%s` of %s failed: %s", arg, of, conditionMessage(e)),
+        call = NULL
       )))
     })
   }
+  environment(wrapper) <- frame
+  wrapper
 }

@@ -29,10 +29,11 @@
 #' `history` field (`tryCatch(train(...), error = function(e) e$history)`).
 #' An error in R code that pyhooks calls (a [session_run_hook()]'s callback, a
 #' custom [estimator()]'s `model_fn`, an input function of no arguments, the
-#' `formatter` of [hook_logging_tensor()], the `feed_fn` of [hook_feed_fn()]) is
+#' `formatter` of [hook_logging_tensor()], the `feed_fn` of [hook_feed_fn()], a
+#' column's `normalizer_fn`, an estimator's `activation_fn`) is
 #' signalled as an error of class `pyhooks_callback_error` naming it (its
 #' `callback` field: `"after_run"`, `"model_fn"`, `"input_fn"`, `"formatter"`,
-#' `"feed_fn"`...), whose
+#' `"feed_fn"`, `"normalizer_fn"`, `"activation_fn"`...), whose
 #' `parent` is the R condition raised there, of its own class
 #' (`rlang::cnd_inherits(e, "my_error")`); the same holds in `evaluate()`,
 #' `predict()`, [train_and_evaluate()] and [export_savedmodel()];
@@ -393,6 +394,9 @@ callback_words <- function(state) {
     input_fn = cli::format_inline("the input function ({.arg input_fn})"),
     formatter = cli::format_inline("the {.arg formatter} of {.fn hook_logging_tensor}"),
     feed_fn = cli::format_inline("the {.arg feed_fn} of {.fn hook_feed_fn}"),
+    normalizer_fn = ,
+    activation_fn = ,
+    dnn_activation_fn = cli::format_inline("the {.arg {state$callback}} of {.code {state$of}}"),
     cli::format_inline("{.code {state$callback}} of a session_run_hook()")
   )
 }
@@ -404,7 +408,10 @@ callback_words <- function(state) {
 # (e.g. the history so far) added to the condition. pyhooks' Python warnings raised
 # meanwhile become R warnings (first, so a failure loses none of them).
 run_with_callbacks <- function(expr, states, what, partial = function() list(), call) {
-  force(states) # cleared before the call
+  # R functions that TensorFlow calls with tensors (tensor_function()) record in this one:
+  # they reach Python inside columns and estimators, and find it through dynGet()
+  pyhooks_tensor_function_state <- new_callback_state()
+  states <- c(list(pyhooks_tensor_function_state), states) # first: it is the innermost
   failure <- NULL
   capture <- py_bridge()$WarningCapture()$start()
   result <- tryCatch(expr, error = function(cnd) {

@@ -145,21 +145,45 @@ test_that("R functions TensorFlow calls with tensors run as written; their error
                         activation_fn = function(x) x * 0)
   quiet_train(flat, input, steps = 3)
   expect_length(unique(as.data.frame(predict(flat, input_fn(mtcars, features = "drat")))[[1L]]), 1L)
-  # rlang::abort() and stopifnot() record R's call stack, which holds no graph tensor
-  expect_error(
+  # an error in one stops the call as an error in the model's other R functions does: the
+  # user's condition is the parent, and the message names the argument
+  error <- expect_error(
     quiet_train(dnn_regressor(hidden_units = 4, feature_columns = columns,
-                              activation_fn = function(x) rlang::abort("no activation today")), input),
-    "The `activation_fn` of dnn_regressor\\(\\) failed: no activation today"
+                              activation_fn = function(x) rlang::abort("no activation today", class = "my_error")), input),
+    "Training stopped by an error in the `activation_fn` of `dnn_regressor()`.", fixed = TRUE,
+    class = "pyhooks_callback_error"
   )
-  expect_error(
+  expect_identical(error$callback, "activation_fn")
+  expect_true(rlang::cnd_inherits(error, "my_error"))
+  expect_identical(conditionMessage(error$parent), "no activation today")
+  # stopifnot() records R's call stack, which holds graph tensors
+  error <- expect_error(
     quiet_train(dnn_linear_combined_regressor(dnn_feature_columns = columns, dnn_hidden_units = 4,
                                               dnn_activation_fn = function(x) stopifnot(is.numeric(x))), input),
-    "The `dnn_activation_fn` of dnn_linear_combined_regressor\\(\\) failed: is.numeric\\(x\\) is not TRUE"
+    "the `dnn_activation_fn` of `dnn_linear_combined_regressor()`", fixed = TRUE, class = "pyhooks_callback_error"
   )
-  expect_error(
-    quiet_train(linear_regressor(feature_columns(column_numeric("drat", normalizer_fn = function(x) x - "a"))), input),
-    "The `normalizer_fn` of column_numeric\\(\"drat\"\\) failed: .*str"
+  expect_identical(conditionMessage(error$parent), "is.numeric(x) is not TRUE")
+  error <- expect_error(
+    evaluate(linear_regressor(feature_columns(column_numeric("drat", normalizer_fn = function(x) x - "a"))), input),
+    "Evaluation stopped by an error in the `normalizer_fn` of `column_numeric(\"drat\")`", fixed = TRUE,
+    class = "pyhooks_callback_error"
   )
+  expect_match(conditionMessage(error$parent), "got a of type 'str'")
+  # inside a model_fn, the innermost function that failed is the one named
+  error <- expect_error(
+    quiet_train(estimator(function(features, labels, mode, params, config) {
+      input_layer(features, feature_columns(column_numeric("drat", normalizer_fn = function(x) {
+        rlang::abort("bad column", class = "column_error")
+      })))
+    }), input),
+    class = "pyhooks_callback_error"
+  )
+  expect_identical(error$callback, "normalizer_fn")
+  expect_true(rlang::cnd_inherits(error, "column_error"))
+  # called from Python outside train() and the others, Python's error names it
+  normalize <- column_numeric("drat", normalizer_fn = function(x) stop("outside"))$normalizer_fn
+  expect_error(normalize(tf$constant(1)), "The `normalizer_fn` of column_numeric(\"drat\") failed: outside",
+               fixed = TRUE)
 })
 
 test_that("x[i, j] counts from 1 and selects what R selects from the same matrix", {

@@ -128,13 +128,12 @@ def _exit_once_python_has_finalized():
     on_exit(ctypes.cast(libc._exit, ctypes.c_void_p), None)
 
 
-def _robjects():
-    """rpy2's ``robjects`` with R started, ``library(pyhooks)`` attached and exit made safe."""
+def _evaluator():
+    """The R function evaluating a hook's code, R started through rpy2 the first time (with
+    ``library(pyhooks)`` attached and exit made safe)."""
     with _lock:
         if _state["evaluate"] is not None:
-            import rpy2.robjects as ro
-
-            return ro
+            return _state["evaluate"]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # rpy2's note about old reticulate releases
@@ -158,7 +157,7 @@ def _robjects():
                 "site library with `make install` in the pyhooks checkout (`make setup` does "
                 "it too), or put the R library holding it on R_LIBS.") from error
         _keeping_main_names(lambda: ro.r(_EVALUATOR))
-        return ro
+        return _state["evaluate"]
 
 
 def r_hook(code=None, *, file=None):
@@ -193,9 +192,9 @@ def r_hook(code=None, *, file=None):
             code = handle.read()
     if not isinstance(code, str):
         raise TypeError(f"`code` must be a string of R code, got {type(code).__name__}.")
-    _robjects()
+    evaluate = _evaluator()
     with _lock:
-        outcome = _state["evaluate"](code)
+        outcome = evaluate(code)
     if outcome["error"] is not None:
         raise ValueError(f"R: {outcome['error']}")
     return outcome["hook"]

@@ -184,11 +184,11 @@ length.tensorflow.tensor <- function(x) {
     if (identical(indices[[d]], quote(expr = ))) return(builtins$slice(NULL))
     i <- eval(indices[[d]], env)
     size <- sizes[[d]]
+    value <- paste(deparse(i), collapse = " ")
+    if (nchar(value) > 40L) value <- paste0(substr(value, 1L, 40L), "...")
     whole <- is.numeric(i) && length(i) >= 1L && !anyNA(i) && all(i == trunc(i)) && all(i >= 1)
     if (!whole || (length(i) > 1L && any(diff(i) != 1)) || (!is.na(size) && max(i) > size)) {
       upto <- if (is.na(size)) "its size" else size
-      value <- paste(deparse(i), collapse = " ")
-      if (nchar(value) > 40L) value <- paste0(substr(value, 1L, 40L), "...")
       tensor_op_error(paste(
         "Index {d} of a tensor must be empty, a whole number from 1 to {upto}",
         "or a range {.code a:b} of them, not {.code {value}}. For other",
@@ -201,8 +201,7 @@ length.tensorflow.tensor <- function(x) {
       # 100 rows would give 100): refused when the step runs, as beyond a known size above
       checks[[length(checks) + 1L]] <<- tf$debugging$assert_less_equal(
         as.integer(max(i)), tf$shape(x, out_type = "int32")$`__getitem__`(as.integer(d - 1L)),
-        message = sprintf("Index %d of a tensor, %s, goes beyond its size", d,
-                          paste(deparse(i), collapse = " ")))
+        message = sprintf("Index %d of a tensor, %s, goes beyond its size", d, value))
     }
     builtins$slice(as.integer(min(i) - 1), as.integer(max(i)))
   })
@@ -222,10 +221,9 @@ tensor_op_error <- function(message, env = parent.frame()) {
 # (run_with_callbacks()), and reaches Python with a message naming `arg` and `of`.
 tensor_function <- function(fn, arg, of) {
   if (!is.function(fn)) return(fn)
-  frame <- new.env(parent = environment())
-  assign(arg, fn, envir = frame) # called by its argument's name, which R's errors then show
+  assign(arg, fn) # called by its argument's name, which R's errors then show
   user_call <- as.call(list(as.name(arg), quote(...)))
-  wrapper <- function(...) {
+  function(...) {
     withCallingHandlers(eval(user_call), error = function(e) {
       state <- dynGet("pyhooks_tensor_function_state", ifnotfound = NULL)
       if (!is.null(state) && is.null(state$condition)) {
@@ -238,6 +236,4 @@ tensor_function <- function(fn, arg, of) {
       )))
     })
   }
-  environment(wrapper) <- frame
-  wrapper
 }

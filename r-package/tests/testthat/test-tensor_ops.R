@@ -169,6 +169,20 @@ test_that("R functions TensorFlow calls with tensors run as written; their error
     class = "pyhooks_callback_error"
   )
   expect_match(conditionMessage(error$parent), "got a of type 'str'")
+  # predict() and the export build their own graphs, and report it likewise
+  fail <- FALSE
+  model <- dnn_regressor(hidden_units = 4, feature_columns = columns, activation_fn = function(x) {
+    if (fail) stop("not now")
+    tf$nn$relu(x)
+  })
+  quiet_train(model, input, steps = 2)
+  fail <- TRUE
+  for (call in list(quote(predict(model, input_fn(mtcars, features = "drat"))),
+                    quote(export_savedmodel(model, tempfile())))) {
+    error <- expect_error(eval(call), "stopped by an error in the `activation_fn` of `dnn_regressor()`",
+                          fixed = TRUE, class = "pyhooks_callback_error")
+    expect_identical(conditionMessage(error$parent), "not now")
+  }
   # inside a model_fn, the innermost function that failed is the one named
   error <- expect_error(
     quiet_train(estimator(function(features, labels, mode, params, config) {

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from test_r import r_package_installed
+from test_runner_matrix import _build, assert_same
 
 STEPS = 6
 # What the R hook's before_run returns at step k (1-based), as R code; `NULL` or a call
@@ -169,31 +170,6 @@ def matrix():
     return json.loads(line[len("RESULT"):])
 
 
-def fill(structure, value):
-    """``structure`` with each ``"loss"`` leaf replaced by ``value``."""
-    if isinstance(structure, dict):
-        return {k: fill(v, value) for k, v in structure.items()}
-    if isinstance(structure, list):
-        return [fill(v, value) for v in structure]
-    return None if structure is None else value
-
-
-def assert_same(got, want, where):
-    """Same containers (R's named lists as dicts, unnamed as lists) and equal numbers."""
-    if isinstance(want, dict):
-        assert isinstance(got, dict) and list(got) == list(want), (where, got, want)
-        for key in want:
-            assert_same(got[key], want[key], f"{where}${key}")
-    elif isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), (where, got, want)
-        for i, (g, w) in enumerate(zip(got, want)):
-            assert_same(g, w, f"{where}[[{i + 1}]]")
-    elif want is None:
-        assert got is None, (where, got)
-    else:
-        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=where)
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("methods,mode", list(cases()))
 def test_an_r_hook_gets_what_plain_tensorflow_gives(matrix, backend, methods, mode):
@@ -210,8 +186,8 @@ def test_an_r_hook_gets_what_plain_tensorflow_gives(matrix, backend, methods, mo
     if "after_run" in names:
         assert len(run["seen"]) == STEPS
         for k in range(1, STEPS + 1):
-            want = fill(expected_structure(mode, k), plain[k - 1]) if "before_run" in names \
-                else None
+            want = _build(expected_structure(mode, k), {"loss": plain[k - 1]}) \
+                if "before_run" in names else None
             # each step's results, wrapped in a list by the hook (NULL stays an element)
             assert_same(run["seen"][k - 1], [want], f"{backend} {methods} {mode} step {k}")
     else:
